@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createLocalStorage } from '../../src/storage/local.ts'
+import { createDiskFiles } from './files.ts'
+import { NodeSha256 } from './sha256.ts'
+
+let dir: string
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'episodic-files-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+const encoder = new TextEncoder()
+const md5 = (text: string) => createHash('md5').update(text).digest('hex')
+
+function streamOf(chunks: string[], failAfter = false): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk))
+      if (failAfter) controller.error(new Error('client went away'))
+      else controller.close()
+    },
+  })
+}
+
+describe('createDiskFiles', () => {
+  it('round-trips an object streamed in chunks, with an MD5 ETag', async () => {
+    const files = createDiskFiles(dir)
+    expect(await files.put('c1/e1/actions.npz', streamOf(['abc', 'def']))).toEqual({ size: 6, etag: md5('abcdef') })
+    expect(await readFile(join(dir, 'c1/e1/actions.npz'), 'utf8')).toBe('abcdef')
+    const object = await files.get('c1/e1/actions.npz')
+    expect(object).toMatchObject({ size: 6, etag: md5('abcdef') })
+    expect(await new Response(object!.body).text()).toBe('abcdef')
+  })
+
+  it('overwrites, and recomputes the ETag when its sidecar is gone', async () => {
+    const files = createDiskFiles(dir)
+    await files.put('k', streamOf(['one']))
+    await files.put('k', streamOf(['two!']))
+    await rm(join(dir, '.meta'), { recursive: true })
+    const object = await files.get('k')
+    expect(object).toMatchObject({ size: 4, etag: md5('two!') })
+    await object!.body.cancel()
+  })
+
+  it('returns null for a missing object', async () => {
+    const files = createDiskFiles(dir)
+    expect(await files.get('c1/nothing.npz')).toBeNull()
+    await files.put('c1/e1/x', streamOf(['x']))
+    expect(await files.get('c1/e1')).toBeNull()
+    expect(await files.get('c1/e1/x/y')).toBeNull()
+  })
+
+  it('leaves nothing behind when the upload aborts', async () => {
+    const files = createDiskFiles(dir)
+    await expect(files.put('c1/e1/video.mp4', streamOf(['partial'], true))).rejects.toThrow('client went away')
+    expect(await files.get('c1/e1/video.mp4')).toBeNull()
+    expect(await readdir(join(dir, 'c1/e1'))).toEqual([])
+  })
+
+  it('keeps the previous version when an overwrite aborts', async () => {
+    const files = createDiskFiles(dir)
+    await files.put('k', streamOf(['old']))
+    await expect(files.put('k', streamOf(['new'], true))).rejects.toThrow()
+    const object = await files.get('k')
+    expect(await new Response(object!.body).text()).toBe('old')
+    expect(object!.etag).toBe(md5('old'))
+  })
+
+  it('rejects traversal, absolute and reserved keys', async () => {
+    const files = createDiskFiles(join(dir, 'objects'))
+    for (const key of ['../escape', 'a/../../escape', '/etc/passwd', '..', 'a//b', '.meta/x', 'a\\..\\b']) {
+      await expect(files.put(key, streamOf(['x']))).rejects.toMatchObject({ code: 'invalid' })
+      await expect(files.get(key)).rejects.toMatchObject({ code: 'invalid' })
+    }
+    expect(await readdir(dir)).toEqual([])
+  })
+})
+
+describe('built-in store on disk with node:crypto hashing', () => {
+  it('serves a presigned PUT and GET end to end', async () => {
+    const storage = createLocalStorage({ files: createDiskFiles(dir), secret: 's', sha256: NodeSha256 })
+    const now = new Date('2030-01-01T00:00:00Z')
+    const origin = 'http://127.0.0.1:8787'
+    const key = 'c1/e1/sensors.npz'
+    const put = await storage.presignPut({ key, contentType: 'application/octet-stream', origin, now, expiresInSeconds: 1800 })
+    const init = { method: 'PUT', body: streamOf(['npz', 'bytes']), headers: { 'content-type': 'application/octet-stream' }, duplex: 'half' }
+    const stored = await storage.handle(new Request(put.url, init as RequestInit), now)
+    expect(stored.status).toBe(200)
+    expect(stored.headers.get('etag')).toBe(`"${md5('npzbytes')}"`)
+
+    const get = await storage.presignGet({ key, origin, now, expiresInSeconds: 900 })
+    const read = await storage.handle(new Request(get.url), now)
+    expect(read.headers.get('content-length')).toBe('8')
+    expect(await read.text()).toBe('npzbytes')
+  })
+})

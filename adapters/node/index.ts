@@ -1,0 +1,89 @@
+/**
+ * Node adapter: turns the environment and the local disk into the core's
+ * options (database, object storage, node:crypto's SHA-256, files on disk) and
+ * serves the fetch handler with @hono/node-server.
+ *
+ * @example
+ * import { createNodeApp, serveNode } from 'episodic/node'
+ * const { app } = await createNodeApp(readConfig(process.env))
+ * const server = await serveNode(app, { port: 8787 })
+ */
+import { serve } from '@hono/node-server'
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
+import type { EpisodicConfig } from '../../src/config.ts'
+import { openDatabase } from '../../src/db/open.ts'
+import { createLocalStorage } from '../../src/storage/local.ts'
+import { createS3Storage } from '../../src/storage/s3.ts'
+import type { ObjectStorage } from '../../src/storage/types.ts'
+import { createDiskFiles } from './files.ts'
+import { NodeSha256 } from './sha256.ts'
+
+export { createDiskFiles, NodeSha256 }
+
+export interface NodeApp {
+  app: EpisodicApp
+  close(): Promise<void>
+}
+
+/** Opens the database and storage the config names and builds the app. */
+export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}): Promise<NodeApp> {
+  if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true })
+  const db = overrides.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db') }))
+  const storage = overrides.storage !== undefined ? overrides.storage : nodeStorage(config)
+  const app = createApp({
+    sha256: NodeSha256,
+    authCacheMs: config.authCacheMs,
+    baseUrl: config.baseUrl,
+    ...overrides,
+    db,
+    storage,
+  })
+  return { app, close: () => db.destroy() }
+}
+
+function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
+  const storage = config.storage
+  if (storage.kind === 'none') return null
+  if (storage.kind === 's3') return createS3Storage({ ...storage.s3, sha256: NodeSha256 })
+  return createLocalStorage({
+    files: createDiskFiles(join(config.dataDir, 'objects')),
+    secret: storage.secret ?? localSecret(config.dataDir),
+    sha256: NodeSha256,
+  })
+}
+
+/** The built-in store's signing secret, made once per data folder (mode 0600). */
+function localSecret(dataDir: string): string {
+  const file = join(dataDir, 'storage.secret')
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  const secret = randomBytes(32).toString('base64url')
+  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
+  return secret
+}
+
+export interface RunningServer {
+  url: string
+  close(): Promise<void>
+}
+
+/** Listens on `host:port` (port 0 picks a free one) and resolves once bound. */
+export function serveNode(app: { fetch: EpisodicApp['fetch'] }, options: { port?: number; host?: string } = {}): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1'
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname: host }, (info: AddressInfo) => {
+      const shown = host.includes(':') ? `[${host}]` : host
+      resolve({
+        url: `http://${shown}:${info.port}`,
+        close: () => new Promise<void>((done) => {
+          server.close(() => done())
+          ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+        }),
+      })
+    })
+    server.once('error', reject)
+  })
+}

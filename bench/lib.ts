@@ -1,0 +1,73 @@
+/**
+ * Shared pieces of the benchmarks: a throwaway PostgreSQL database, a
+ * fixed-concurrency load loop with latency percentiles, and table printing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import postgres from 'postgres'
+
+export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+export async function tempDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = postgres(BENCH_DATABASE_URL, { max: 1, onnotice: () => {} })
+  const name = `episodic_bench_${Math.random().toString(36).slice(2, 8)}`
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(BENCH_DATABASE_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    },
+  }
+}
+
+export interface LoadResult {
+  ops: number
+  seconds: number
+  perSecond: number
+  p50: number
+  p99: number
+}
+
+/** Runs `op` from `concurrency` workers for `seconds`; latencies in ms. */
+export async function load(concurrency: number, seconds: number, op: () => Promise<void>): Promise<LoadResult> {
+  const latencies: number[] = []
+  const end = performance.now() + seconds * 1000
+  const start = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now()
+        await op()
+        latencies.push(performance.now() - t)
+      }
+    }),
+  )
+  const elapsed = (performance.now() - start) / 1000
+  latencies.sort((a, b) => a - b)
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
+  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) }
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** Starts a server script in a child process and resolves with the URL it prints. */
+export function startServer(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (d) => {
+      out += d
+      const match = /listening on (http:\/\/\S+)/.exec(out)
+      if (match) resolve({ url: match[1]!, child })
+    })
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)))
+  })
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })

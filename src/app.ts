@@ -1,0 +1,76 @@
+/**
+ * The core: one Web-standard fetch handler built from an options object.
+ * Everything runtime-specific (database connection, object storage, clock,
+ * randomness, hashing, files) comes in as a capability, so the same handler
+ * runs under Node, Deno, Bun and Cloudflare Workers.
+ *
+ * @example
+ * const db = await openDatabase({ url: process.env.DATABASE_URL })
+ * const app = createApp({ db, storage: createS3Storage({ ... }) })
+ * export default { fetch: app.fetch }
+ */
+import { Sha256 } from '@aws-crypto/sha256-js'
+import { Hono } from 'hono'
+import type { Kysely } from 'kysely'
+import { createAuthenticator } from './auth/authenticate.ts'
+import { systemClock, type Clock } from './clock.ts'
+import type { AppEnv, Deps, Logger } from './context.ts'
+import { webRandom, type Random, type Sha256Ctor } from './crypto.ts'
+import type { Database } from './db/schema.ts'
+import { EpisodicError } from './errors.ts'
+import { DEFAULT_BODY_LIMIT } from './http/body.ts'
+import { errorResponse } from './http/errors.ts'
+import { episodeRoutes } from './episodes/routes.ts'
+import { ingestRoutes } from './ingest/routes.ts'
+import type { ObjectStorage } from './storage/types.ts'
+
+export interface EpisodicOptions {
+  /** A migrated Kysely instance (see `openDatabase`). */
+  db: Kysely<Database>
+  /** Object storage; null or absent means `storage: "unconfigured"`. */
+  storage?: ObjectStorage | null
+  clock?: Clock
+  random?: Random
+  /** Synchronous SHA-256 (default @aws-crypto/sha256-js; Node passes node:crypto's). */
+  sha256?: Sha256Ctor
+  logger?: Logger
+  /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
+  bodyLimit?: number
+  /** Cache verified API keys this long (default 0: every request checks the database). */
+  authCacheMs?: number
+  /** Public origin (`https://episodic.example.com`) when behind a proxy. */
+  baseUrl?: string
+}
+
+export type EpisodicApp = Hono<AppEnv> & { deps: Deps }
+
+/** Builds the app; `app.fetch` is the handler every runtime mounts. */
+export function createApp(options: EpisodicOptions): EpisodicApp {
+  const clock = options.clock ?? systemClock
+  const sha256 = options.sha256 ?? (Sha256 as unknown as Sha256Ctor)
+  const logger = options.logger ?? { error: (message, error) => console.error(message, error) }
+  const deps: Deps = {
+    db: options.db,
+    storage: options.storage ?? null,
+    clock,
+    random: options.random ?? webRandom,
+    sha256,
+    logger,
+    auth: createAuthenticator({ db: options.db, sha256, now: () => clock.now().getTime(), cacheMs: options.authCacheMs }),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    baseUrl: options.baseUrl?.replace(/\/+$/, ''),
+  }
+
+  const app = new Hono<AppEnv>()
+  app.onError((error, c) => errorResponse(error, logger, c.req.raw))
+  app.notFound(() => errorResponse(new EpisodicError('not_found', 'not found'), logger))
+
+  app.get('/healthz', (c) => c.json({ ok: true }))
+  app.route('/api/ingest', ingestRoutes(deps))
+  app.route('/api/episodes', episodeRoutes(deps))
+  const storage = deps.storage
+  if (storage?.handle) {
+    app.all('/storage/*', (c) => storage.handle!(c.req.raw, clock.now()))
+  }
+  return Object.assign(app, { deps })
+}

@@ -1,0 +1,87 @@
+/**
+ * Resolves the calling client from an API key given as `Authorization: Bearer
+ * <key>` or `X-Service-Key: <key>`. Every failure (missing, malformed,
+ * unknown, wrong secret, revoked) is the same `unauthorized` error, so the
+ * response never tells which it was.
+ *
+ * Keys can be cached for `cacheMs` to save a query per request; a revoked key
+ * then keeps working on other instances for at most that long (revoking
+ * through this process clears its cache at once). Off by default.
+ */
+import type { Kysely } from 'kysely'
+import { sha256Hex, timingSafeEqual, type Sha256Ctor } from '../crypto.ts'
+import type { Database } from '../db/schema.ts'
+import { EpisodicError } from '../errors.ts'
+import { parseApiKey } from './keys.ts'
+
+export interface AuthenticatorOptions {
+  db: Kysely<Database>
+  sha256: Sha256Ctor
+  now: () => number
+  cacheMs?: number
+}
+
+export interface Authenticator {
+  /** The client id that owns the key in these headers, or throws unauthorized. */
+  authenticate(headers: Headers): Promise<string>
+  /** Drops a key from the cache (called after revoking). */
+  forget(keyId: string): void
+}
+
+interface CachedKey {
+  clientId: string
+  secretSha256: string
+  revoked: boolean
+  expires: number
+}
+
+const UNAUTHORIZED = 'missing or invalid API key'
+
+/** Extracts the presented key from either header. */
+export function presentedKey(headers: Headers): string | null {
+  const authorization = headers.get('authorization')
+  if (authorization) {
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
+    return match ? match[1]! : null
+  }
+  return headers.get('x-service-key')?.trim() || null
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const cache = new Map<string, CachedKey>()
+  const cacheMs = options.cacheMs ?? 0
+
+  async function lookup(keyId: string): Promise<CachedKey | null> {
+    const hit = cache.get(keyId)
+    if (hit && hit.expires > options.now()) return hit
+    const row = await options.db
+      .selectFrom('api_keys')
+      .select(['client_id', 'secret_sha256', 'revoked_at'])
+      .where('key_id', '=', keyId)
+      .executeTakeFirst()
+    if (!row) return null
+    const entry = {
+      clientId: row.client_id,
+      secretSha256: row.secret_sha256,
+      revoked: row.revoked_at !== null,
+      expires: options.now() + cacheMs,
+    }
+    if (cacheMs > 0) cache.set(keyId, entry)
+    return entry
+  }
+
+  return {
+    async authenticate(headers) {
+      const parsed = parseApiKey(presentedKey(headers) ?? '')
+      if (!parsed) throw new EpisodicError('unauthorized', UNAUTHORIZED)
+      const [entry, hash] = await Promise.all([lookup(parsed.keyId), sha256Hex(options.sha256, parsed.secret)])
+      // Compare even when the key is unknown so timing does not reveal which ids exist.
+      const matches = timingSafeEqual(hash, entry?.secretSha256 ?? '0'.repeat(64))
+      if (!entry || !matches || entry.revoked) throw new EpisodicError('unauthorized', UNAUTHORIZED)
+      return entry.clientId
+    },
+    forget(keyId) {
+      cache.delete(keyId)
+    },
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Reads the contract's environment variables into a typed configuration. The
+ * one place that knows variable names; it takes the environment as a plain
+ * object, so Workers (`env`), Deno and Node all pass theirs in.
+ *
+ * @example
+ * const config = readConfig(process.env)
+ */
+export interface S3Config {
+  endpoint: string
+  bucket: string
+  accessKeyId: string
+  secretAccessKey: string
+  region: string
+  publicBaseUrl?: string
+}
+
+export interface EpisodicConfig {
+  databaseUrl?: string
+  dataDir: string
+  /** `s3` when the S3_* variables are set, `local` for the built-in store, `none` with EPISODIC_STORAGE=none. */
+  storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string } | { kind: 'none' }
+  port: number
+  host: string
+  baseUrl?: string
+  authCacheMs: number
+}
+
+const S3_REQUIRED = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
+
+/** Parses the environment; throws a message naming the variable that is wrong. */
+export function readConfig(env: Record<string, string | undefined>): EpisodicConfig {
+  const get = (name: string) => {
+    const value = env[name]?.trim()
+    return value ? value : undefined
+  }
+  const storageMode = get('EPISODIC_STORAGE')
+  if (storageMode && !['none', 'local', 's3'].includes(storageMode)) {
+    throw new Error(`EPISODIC_STORAGE must be none, local or s3 (got "${storageMode}")`)
+  }
+  const someS3 = S3_REQUIRED.some((name) => get(name))
+  let storage: EpisodicConfig['storage']
+  if (storageMode === 'none') storage = { kind: 'none' }
+  else if (someS3 || storageMode === 's3') {
+    const missing = S3_REQUIRED.filter((name) => !get(name))
+    if (missing.length) throw new Error(`S3 storage needs ${missing.join(', ')} (set all of ${S3_REQUIRED.join(', ')})`)
+    const endpoint = get('S3_ENDPOINT')!
+    if (!/^https?:\/\//.test(endpoint)) throw new Error(`S3_ENDPOINT must be an http(s) URL (got "${endpoint}")`)
+    storage = {
+      kind: 's3',
+      s3: {
+        endpoint: endpoint.replace(/\/+$/, ''),
+        bucket: get('S3_BUCKET')!,
+        accessKeyId: get('S3_ACCESS_KEY_ID')!,
+        secretAccessKey: get('S3_SECRET_ACCESS_KEY')!,
+        region: get('S3_REGION') ?? 'auto',
+        publicBaseUrl: get('S3_PUBLIC_BASE_URL'),
+      },
+    }
+  } else storage = { kind: 'local', secret: get('EPISODIC_STORAGE_SECRET') }
+
+  const port = Number(get('PORT') ?? 8787)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${get('PORT')}")`)
+  const authCacheMs = Number(get('EPISODIC_AUTH_CACHE_MS') ?? 0)
+  if (!Number.isFinite(authCacheMs) || authCacheMs < 0) throw new Error('EPISODIC_AUTH_CACHE_MS must be a number of milliseconds >= 0')
+  return {
+    databaseUrl: get('DATABASE_URL'),
+    dataDir: get('EPISODIC_DATA_DIR') ?? './.episodic',
+    storage,
+    port,
+    host: get('HOST') ?? '127.0.0.1',
+    baseUrl: get('EPISODIC_PUBLIC_URL'),
+    authCacheMs,
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The resolved capabilities every route works with, built once by `createApp`
+ * from its options (defaults filled in).
+ */
+import type { Kysely } from 'kysely'
+import type { Authenticator } from './auth/authenticate.ts'
+import type { Clock } from './clock.ts'
+import type { Random, Sha256Ctor } from './crypto.ts'
+import type { Database } from './db/schema.ts'
+import type { ObjectStorage } from './storage/types.ts'
+
+/** Where errors the client must not see (SQL, stacks) are reported. */
+export interface Logger {
+  error(message: string, error?: unknown): void
+  info?(message: string): void
+}
+
+export interface Deps {
+  db: Kysely<Database>
+  storage: ObjectStorage | null
+  clock: Clock
+  random: Random
+  sha256: Sha256Ctor
+  logger: Logger
+  auth: Authenticator
+  bodyLimit: number
+  /** Fixed public origin of the service, when requests arrive through a proxy. */
+  baseUrl: string | undefined
+}
+
+/** Hono environment: `c.get('clientId')` after authentication. */
+export interface AppEnv {
+  Variables: { clientId: string }
+}

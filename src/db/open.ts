@@ -1,0 +1,57 @@
+/**
+ * Opens the database the core runs on: PostgreSQL through postgres.js when a
+ * URL is given (production, many stateless instances), otherwise the embedded
+ * PGlite in a data folder (or in memory), then applies migrations.
+ *
+ * @example
+ * const db = await openDatabase({ url: 'postgres://localhost/episodic' })
+ * const db = await openDatabase({ dataDir: './.episodic/db' })
+ */
+import { Kysely } from 'kysely'
+import postgres from 'postgres'
+import { migrateToLatest } from './migrate.ts'
+import { POSTGRES_JS_TYPES, postgresJsDialect } from './postgres-js.ts'
+import { pgliteDialect } from './pglite.ts'
+import type { Database } from './schema.ts'
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL URL; when absent the embedded PGlite is used. */
+  url?: string
+  /** PGlite data folder; absent means in memory. */
+  dataDir?: string
+  /** Pool size for PostgreSQL (default 10). */
+  max?: number
+  /** Skip migrations (default false). */
+  skipMigrations?: boolean
+}
+
+/** A Kysely instance over PostgreSQL or PGlite, migrated to the latest schema. */
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Kysely<Database>> {
+  const db = options.url ? openPostgres(options.url, options.max) : await openPGlite(options.dataDir)
+  if (!options.skipMigrations) {
+    try {
+      await migrateToLatest(db)
+    } catch (error) {
+      await db.destroy()
+      throw error
+    }
+  }
+  return db
+}
+
+function openPostgres(url: string, max = 10): Kysely<Database> {
+  const sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    types: POSTGRES_JS_TYPES,
+    connection: { application_name: 'episodic' },
+  })
+  return new Kysely<Database>({ dialect: postgresJsDialect(sql) })
+}
+
+async function openPGlite(dataDir?: string): Promise<Kysely<Database>> {
+  // Loaded lazily: the WASM build is only needed on the embedded default.
+  const { PGlite } = await import('@electric-sql/pglite')
+  const pg = await PGlite.create(dataDir)
+  return new Kysely<Database>({ dialect: pgliteDialect(pg) })
+}

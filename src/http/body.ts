@@ -1,0 +1,109 @@
+/**
+ * Reads a JSON request body under a size limit and validates it with a valibot
+ * schema, turning every way a body can be wrong into a 400 or 413 whose
+ * message names the field: not JSON, not an object, wrong type, unknown
+ * field, a string containing U+0000 (PostgreSQL's jsonb cannot store it),
+ * nesting deeper than the database accepts, or over the size limit.
+ */
+import * as v from 'valibot'
+import { EpisodicError } from '../errors.ts'
+
+/** Default request body limit: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** JSON nesting allowed in a body (PostgreSQL's jsonb has a stack limit). */
+export const MAX_JSON_DEPTH = 64
+
+/** Reads the body as text, refusing more than `limit` bytes without buffering past it. */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  const all = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    all.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(all)
+  } catch {
+    throw new EpisodicError('invalid', 'body is not valid UTF-8')
+  }
+}
+
+function tooLarge(limit: number): EpisodicError {
+  return new EpisodicError('too_large', `body exceeds the ${limit} byte limit`)
+}
+
+/**
+ * Parses and validates a JSON object body. An empty body counts as `{}`, since
+ * every field of the ingest bodies is optional.
+ */
+export async function readJsonBody<S extends v.GenericSchema>(
+  request: Request,
+  schema: S,
+  limit = DEFAULT_BODY_LIMIT,
+): Promise<v.InferOutput<S>> {
+  const text = await readBodyText(request, limit)
+  let value: unknown
+  if (text.trim() === '') value = {}
+  else {
+    try {
+      value = JSON.parse(text)
+    } catch {
+      throw new EpisodicError('invalid', 'body is not valid JSON')
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new EpisodicError('invalid', 'body must be a JSON object')
+  }
+  checkJsonValue(value, '', 0)
+  return parseWith(schema, value)
+}
+
+/** Validates `value` with `schema`; the first issue becomes a 400 naming its path. */
+export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown, prefix = ''): v.InferOutput<S> {
+  const result = v.safeParse(schema, value)
+  if (result.success) return result.output
+  throw new EpisodicError('invalid', describeIssue(result.issues[0], prefix))
+}
+
+/** `field.sub: message`, with unknown keys of strict objects reported as such. */
+export function describeIssue(issue: v.BaseIssue<unknown>, prefix = ''): string {
+  const path = [prefix, ...(issue.path ?? []).map((p) => String(p.key))].filter(Boolean).join('.')
+  if (issue.type === 'strict_object' && issue.path?.length) return `${path}: unknown field`
+  return path ? `${path}: ${issue.message}` : issue.message
+}
+
+function checkJsonValue(value: unknown, path: string, depth: number): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw new EpisodicError('invalid', `${path || 'body'}: must not contain \\u0000`)
+    return
+  }
+  if (value === null || typeof value !== 'object') return
+  if (depth >= MAX_JSON_DEPTH) {
+    throw new EpisodicError('invalid', `${path || 'body'}: nested deeper than ${MAX_JSON_DEPTH} levels`)
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) checkJsonValue(value[i], `${path}[${i}]`, depth + 1)
+    return
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key
+    if (key.includes('\u0000')) throw new EpisodicError('invalid', `${path || 'body'}: key must not contain \\u0000`)
+    checkJsonValue(item, at, depth + 1)
+  }
+}

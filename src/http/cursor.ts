@@ -1,0 +1,28 @@
+/**
+ * Opaque page cursors over (created_at, id), the keyset lists are ordered by.
+ * A cursor that does not decode is a 400 naming `cursor`.
+ */
+import { EpisodicError } from '../errors.ts'
+import { isUuid } from './fields.ts'
+
+export interface Cursor {
+  createdAt: Date
+  id: string
+}
+
+export function encodeCursor(createdAt: Date | string, id: string): string {
+  const text = `${new Date(createdAt).toISOString()}|${id}`
+  return btoa(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+export function decodeCursor(cursor: string): Cursor {
+  try {
+    const text = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'))
+    const [at, id] = text.split('|')
+    const createdAt = new Date(at ?? '')
+    if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor')
+    return { createdAt, id }
+  } catch {
+    throw new EpisodicError('invalid', 'cursor: is not a cursor returned by this endpoint')
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The ingest endpoints: open an episode (minting one presigned PUT URL per
+ * requested artifact) and finalize it.
+ */
+import { Hono } from 'hono'
+import { requireApiKey } from '../auth/middleware.ts'
+import type { AppEnv, Deps } from '../context.ts'
+import { EpisodicError } from '../errors.ts'
+import { readJsonBody } from '../http/body.ts'
+import { isUuid } from '../http/fields.ts'
+import { ARTIFACT_CONTENT_TYPE, objectKey, type ArtifactKind } from '../storage/types.ts'
+import { finalizeEpisode, insertEpisode } from './episodes.ts'
+import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './schemas.ts'
+
+/** Signed upload URLs live 30 minutes (spec, "Limits"). */
+export const UPLOAD_URL_SECONDS = 30 * 60
+
+export function ingestRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>()
+  app.use('*', requireApiKey(deps))
+
+  app.post('/episode', async (c) => {
+    const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit)
+    const clientId = c.get('clientId')
+    const episodeId = deps.random.uuid()
+    const now = deps.clock.now()
+    const kinds: ArtifactKind[] = deps.storage ? body.request_uploads : []
+    // Sign before inserting, so a storage failure leaves no half-opened episode.
+    const uploadUrls = await Promise.all(
+      kinds.map(async (kind) => {
+        const key = objectKey(clientId, episodeId, kind)
+        const signed = await deps.storage!.presignPut({
+          key,
+          contentType: ARTIFACT_CONTENT_TYPE[kind],
+          now,
+          expiresInSeconds: UPLOAD_URL_SECONDS,
+          origin: deps.baseUrl ?? new URL(c.req.url).origin,
+        })
+        return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
+      }),
+    )
+    await insertEpisode(deps.db, {
+      id: episodeId,
+      clientId,
+      name: body.name ?? null,
+      source: body.source,
+      robot: body.robot ?? null,
+      policyVersion: body.policy_version ?? null,
+      envVersion: body.env_version ?? null,
+      gitSha: body.git_sha ?? null,
+      seed: body.seed ?? null,
+      fps: body.fps ?? null,
+      metadata: body.metadata,
+      artifacts: kinds,
+      now,
+    })
+    const result: OpenEpisodeResult = {
+      episode_id: episodeId,
+      status: 'recording',
+      storage: deps.storage ? 'r2' : 'unconfigured',
+      upload_urls: uploadUrls,
+    }
+    return c.json(result, 201)
+  })
+
+  app.post('/episode/:id/finalize', async (c) => {
+    const id = c.req.param('id')
+    if (!isUuid(id)) throw new EpisodicError('not_found', 'episode not found')
+    const body = await readJsonBody(c.req.raw, FinalizeEpisodeBody, deps.bodyLimit)
+    const result = await finalizeEpisode(deps.db, c.get('clientId'), id.toLowerCase(), {
+      status: body.status,
+      durationS: body.duration_s,
+      fps: body.fps,
+      bytesTotal: body.bytes_total,
+      metadata: body.metadata,
+      now: deps.clock.now(),
+    })
+    return c.json(result, 200)
+  })
+
+  return app
+}

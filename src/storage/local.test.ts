@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest'
+import { createLocalStorage, LOCAL_ACCESS_KEY_ID } from './local.ts'
+import { createMemoryFiles } from './memory-files.ts'
+
+const origin = 'http://127.0.0.1:8787'
+const now = new Date('2030-01-01T00:00:00Z')
+const key = 'c1/0b5e0000-0000-4000-8000-000000000001/video.mp4'
+const minutes = (n: number) => new Date(now.getTime() + n * 60_000)
+
+function setup() {
+  const storage = createLocalStorage({ files: createMemoryFiles(), secret: 'test-secret' })
+  const putUrl = (k = key) => storage.presignPut({ key: k, contentType: 'video/mp4', origin, now, expiresInSeconds: 1800 })
+  const getUrl = (k = key) => storage.presignGet({ key: k, origin, now, expiresInSeconds: 900 })
+  const put = (url: string, body: BodyInit = 'frames', contentType = 'video/mp4', at = minutes(1)) =>
+    // duplex: required by fetch for stream bodies (absent from TS's DOM RequestInit).
+    storage.handle(new Request(url, { method: 'PUT', body, headers: { 'content-type': contentType }, duplex: 'half' } as RequestInit), at)
+  const get = (url: string, at = minutes(1)) => storage.handle(new Request(url), at)
+  return { storage, putUrl, getUrl, put, get }
+}
+
+async function s3Error(response: Response) {
+  expect(response.headers.get('content-type')).toBe('application/xml')
+  const xml = await response.text()
+  expect(xml.startsWith('<?xml')).toBe(true)
+  return { status: response.status, code: /<Code>(.*?)<\/Code>/.exec(xml)?.[1], message: /<Message>(.*?)<\/Message>/.exec(xml)?.[1] }
+}
+
+function withParam(url: string, name: string, value: string | null): string {
+  const u = new URL(url)
+  if (value === null) u.searchParams.delete(name)
+  else u.searchParams.set(name, value)
+  return u.toString()
+}
+
+describe('built-in local object store', () => {
+  it('mints URLs under /storage/<key> for the request origin, content-type signed', async () => {
+    const { putUrl } = setup()
+    const { url, expiresAt } = await putUrl()
+    expect(url.startsWith(`${origin}/storage/${key}?`)).toBe(true)
+    const q = new URL(url).searchParams
+    expect(q.get('X-Amz-Credential')).toBe(`${LOCAL_ACCESS_KEY_ID}/20300101/auto/s3/aws4_request`)
+    expect(q.get('X-Amz-SignedHeaders')).toBe('content-type;host')
+    expect(q.get('X-Amz-Expires')).toBe('1800')
+    expect(expiresAt.toISOString()).toBe('2030-01-01T00:30:00.000Z')
+  })
+
+  it('round-trips a streamed PUT and a GET through minted URLs', async () => {
+    const { putUrl, getUrl, put, get } = setup()
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('hello '))
+        c.enqueue(new TextEncoder().encode('robot'))
+        c.close()
+      },
+    })
+    const stored = await put((await putUrl()).url, body)
+    expect(stored.status).toBe(200)
+    const etag = stored.headers.get('etag')
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/)
+
+    const read = await get((await getUrl()).url)
+    expect(read.status).toBe(200)
+    expect(read.headers.get('etag')).toBe(etag)
+    expect(read.headers.get('content-length')).toBe('11')
+    expect(read.headers.get('content-type')).toBe('video/mp4')
+    expect(await read.text()).toBe('hello robot')
+  })
+
+  it('answers 403 SignatureDoesNotMatch to a Content-Type other than the signed one', async () => {
+    const { putUrl, put } = setup()
+    expect(await s3Error(await put((await putUrl()).url, 'x', 'application/octet-stream'))).toMatchObject({
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+    })
+  })
+
+  it('answers 403 SignatureDoesNotMatch to a tampered signature, key or method', async () => {
+    const { putUrl, getUrl, put, get } = setup()
+    const { url } = await putUrl()
+    const signature = new URL(url).searchParams.get('X-Amz-Signature')!
+    const flipped = signature.slice(0, -1) + (signature.endsWith('0') ? '1' : '0')
+    expect((await s3Error(await put(withParam(url, 'X-Amz-Signature', flipped)))).code).toBe('SignatureDoesNotMatch')
+    expect((await s3Error(await put(url.replace('video.mp4', 'actions.npz')))).code).toBe('SignatureDoesNotMatch')
+    expect((await s3Error(await put(withParam(url, 'X-Amz-Expires', '3600')))).code).toBe('SignatureDoesNotMatch')
+    expect((await s3Error(await put((await getUrl()).url)))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' })
+    expect((await s3Error(await get(url))).code).toBe('SignatureDoesNotMatch')
+  })
+
+  it('rejects URLs signed with another secret', async () => {
+    const { put } = setup()
+    const other = createLocalStorage({ files: createMemoryFiles(), secret: 'other-secret' })
+    const { url } = await other.presignPut({ key, contentType: 'video/mp4', origin, now, expiresInSeconds: 1800 })
+    expect((await s3Error(await put(url))).code).toBe('SignatureDoesNotMatch')
+  })
+
+  it('answers 403 AccessDenied "Request has expired" after expiry', async () => {
+    const { putUrl, put } = setup()
+    const { url } = await putUrl()
+    expect((await put(url, 'x', 'video/mp4', minutes(29))).status).toBe(200)
+    expect(await s3Error(await put(url, 'x', 'video/mp4', minutes(31)))).toEqual({
+      status: 403,
+      code: 'AccessDenied',
+      message: 'Request has expired',
+    })
+  })
+
+  it('answers 403 AccessDenied when auth parameters are missing', async () => {
+    const { putUrl, put, get } = setup()
+    const { url } = await putUrl()
+    expect((await s3Error(await get(`${origin}/storage/${key}`))).code).toBe('AccessDenied')
+    expect(await s3Error(await put(withParam(url, 'X-Amz-Signature', null)))).toMatchObject({ status: 403, code: 'AccessDenied' })
+    expect((await s3Error(await put(withParam(url, 'X-Amz-Date', null)))).code).toBe('AccessDenied')
+  })
+
+  it('answers 400 AuthorizationQueryParametersError to malformed or out-of-scope parameters', async () => {
+    const { putUrl, put } = setup()
+    const { url } = await putUrl()
+    const credential = new URL(url).searchParams.get('X-Amz-Credential')!
+    for (const [name, value] of [
+      ['X-Amz-Expires', '604801'],
+      ['X-Amz-Expires', '0'],
+      ['X-Amz-Algorithm', 'AWS4-HMAC-SHA1'],
+      ['X-Amz-Date', '20300101T000000'],
+      ['X-Amz-Credential', credential.replace('/auto/', '/us-east-1/')],
+      ['X-Amz-SignedHeaders', 'content-type'],
+    ]) {
+      expect(await s3Error(await put(withParam(url, name!, value!)))).toMatchObject({ status: 400, code: 'AuthorizationQueryParametersError' })
+    }
+    const foreignKey = withParam(url, 'X-Amz-Credential', credential.replace(LOCAL_ACCESS_KEY_ID, 'AKIAOTHER'))
+    expect(await s3Error(await put(foreignKey))).toMatchObject({ status: 403, code: 'InvalidAccessKeyId' })
+  })
+
+  it('answers 404 NoSuchKey to a GET of a missing object', async () => {
+    const { getUrl, get } = setup()
+    expect(await s3Error(await get((await getUrl('c1/e9/actions.npz')).url))).toMatchObject({ status: 404, code: 'NoSuchKey' })
+  })
+
+  it('answers 405 to other methods', async () => {
+    const { storage, putUrl } = setup()
+    const response = await storage.handle(new Request((await putUrl()).url, { method: 'DELETE' }), minutes(1))
+    expect(response.headers.get('allow')).toBe('GET, PUT')
+    expect(await s3Error(response)).toMatchObject({ status: 405, code: 'MethodNotAllowed' })
+  })
+
+  it('stores nothing when the upload body fails midway', async () => {
+    const { putUrl, getUrl, put, get } = setup()
+    const failing = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new Uint8Array([1, 2, 3]))
+        c.error(new Error('connection reset'))
+      },
+    })
+    expect((await s3Error(await put((await putUrl()).url, failing))).status).toBe(500)
+    expect((await get((await getUrl()).url)).status).toBe(404)
+  })
+
+  it('refuses to mint URLs for unsafe keys', async () => {
+    const { putUrl } = setup()
+    await expect(putUrl('c1/../../etc/passwd')).rejects.toThrow(/unsafe object key/)
+  })
+})

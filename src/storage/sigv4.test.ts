@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest'
+import { encodeKeyPath, isSafeKey } from './keys.ts'
+import { createPresigner, parseQuery } from './sigv4.ts'
+import { verifyPresigned } from './sigv4-verify.ts'
+
+const presigner = createPresigner({ accessKeyId: 'AK', secretAccessKey: 'SK', region: 'auto' })
+const now = new Date('2030-01-01T00:00:00Z')
+const mint = (url = 'http://127.0.0.1:8787/storage/a/b.npz') => presigner.presign({ method: 'GET', url, now, expiresInSeconds: 60 })
+
+describe('verifyPresigned', () => {
+  it('accepts its own URL inside the window and reports it', async () => {
+    expect(await verifyPresigned(new Request(await mint()), presigner, now)).toEqual({
+      ok: true,
+      signedAt: now,
+      expiresAt: new Date('2030-01-01T00:01:00Z'),
+    })
+  })
+
+  it('reads the Host header, which the URL was signed for', async () => {
+    const request = (host: string) => new Request(`http://internal:3000${new URL(url).pathname}${new URL(url).search}`, { headers: { host } })
+    const url = await mint()
+    expect(await verifyPresigned(request('127.0.0.1:8787'), presigner, now)).toMatchObject({ ok: true })
+    expect(await verifyPresigned(request('localhost:8787'), presigner, now)).toMatchObject({ code: 'SignatureDoesNotMatch' })
+    expect(await verifyPresigned(request('127.0.0.1:8787/storage'), presigner, now)).toMatchObject({ status: 400 })
+  })
+
+  it('refuses URLs dated more than 15 minutes in the future', async () => {
+    const url = await mint()
+    const early = new Date(now.getTime() - 16 * 60_000)
+    expect(await verifyPresigned(new Request(url), presigner, early)).toMatchObject({ code: 'AccessDenied', message: 'Request is not valid yet' })
+  })
+
+  it('refuses repeated auth parameters and malformed escapes', async () => {
+    const url = await mint()
+    expect(await verifyPresigned(new Request(`${url}&X-Amz-Expires=604800`), presigner, now)).toMatchObject({ status: 400 })
+    expect(await verifyPresigned(new Request(`${url}&bad=%E1`), presigner, now)).toMatchObject({ status: 400 })
+  })
+
+  it('signs extra query parameters, so they cannot be added or changed', async () => {
+    const url = await mint('http://h/storage/k?versionId=1')
+    expect(await verifyPresigned(new Request(url), presigner, now)).toMatchObject({ ok: true })
+    expect(await verifyPresigned(new Request(url.replace('versionId=1', 'versionId=2')), presigner, now)).toMatchObject({ code: 'SignatureDoesNotMatch' })
+    expect(await verifyPresigned(new Request(`${url}&extra=1`), presigner, now)).toMatchObject({ code: 'SignatureDoesNotMatch' })
+  })
+})
+
+describe('query and key helpers', () => {
+  it('parses repeated and valueless parameters without treating + as space', () => {
+    expect(parseQuery('a=1&a=2&b&c=x+y%2Bz')).toEqual({ a: ['1', '2'], b: '', c: 'x+y+z' })
+    expect(Object.getPrototypeOf(parseQuery('__proto__=x'))).toBe(Object.prototype)
+  })
+
+  it('encodes keys per segment and refuses unsafe ones', () => {
+    expect(encodeKeyPath("c1/e 1/it's*.npz")).toBe('c1/e%201/it%27s%2A.npz')
+    for (const key of ['c1/e1/video.mp4', 'a', 'a/b.c/d']) expect(isSafeKey(key)).toBe(true)
+    for (const key of ['', '/abs', 'a/../b', '..', 'a//b', './a', 'a/', 'a\\b', 'a\u0000b']) expect(isSafeKey(key)).toBe(false)
+  })
+})

@@ -1,0 +1,105 @@
+/**
+ * The contract's storage configurations and the failure rule: no object
+ * storage gives `unconfigured`; an S3-compatible bucket gets path-style URLs
+ * and `public_url` from S3_PUBLIC_BASE_URL; a database failure is a generic
+ * 500 that is logged and leaks nothing.
+ */
+import { Kysely } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createApp } from '../../src/app.ts'
+import { pgliteDialect } from '../../src/db/pglite.ts'
+import type { Database } from '../../src/db/schema.ts'
+import { call } from '../helpers/http.ts'
+import { startService, type TestService } from '../helpers/service.ts'
+
+const services: TestService[] = []
+afterAll(() => Promise.all(services.map((s) => s.close())))
+
+describe('storage configuration', () => {
+  it('EPISODIC_STORAGE=none: storage "unconfigured" and no upload URLs', async () => {
+    const svc = await startService('pglite', { env: { EPISODIC_STORAGE: 'none' } })
+    services.push(svc)
+    const { key } = await svc.newTenant()
+    const reply = await call(`${svc.url}/api/ingest/episode`, { key, body: { request_uploads: ['video', 'actions'] } })
+    expect(reply.status).toBe(201)
+    expect(reply.body).toMatchObject({ status: 'recording', storage: 'unconfigured', upload_urls: [] })
+    expect((await call(`${svc.url}/storage/x/y/video.mp4`)).status).toBe(404)
+  })
+
+  it('S3_*: path-style presigned PUT URLs on the bucket, public_url from S3_PUBLIC_BASE_URL', async () => {
+    const svc = await startService('pglite', {
+      env: {
+        S3_ENDPOINT: 'https://acct.r2.cloudflarestorage.com',
+        S3_BUCKET: 'episodes',
+        S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        S3_SECRET_ACCESS_KEY: 'secret',
+        S3_PUBLIC_BASE_URL: 'https://cdn.example.com/eps/',
+      },
+    })
+    services.push(svc)
+    const { key, clientId } = await svc.newTenant()
+    const reply = await call(`${svc.url}/api/ingest/episode`, { key, body: { request_uploads: ['video'] } })
+    expect(reply.body.storage).toBe('r2')
+    const [entry] = reply.body.upload_urls
+    const url = new URL(entry.url)
+    const objectKey = `${clientId}/${reply.body.episode_id}/video.mp4`
+    expect(url.origin + url.pathname).toBe(`https://acct.r2.cloudflarestorage.com/episodes/${objectKey}`)
+    expect(url.searchParams.get('X-Amz-Credential')).toMatch(/^AKIDEXAMPLE\/\d{8}\/auto\/s3\/aws4_request$/)
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('content-type;host')
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('1800')
+    expect(url.searchParams.has('X-Amz-Content-Sha256')).toBe(false)
+    expect(entry.public_url).toBe(`https://cdn.example.com/eps/${objectKey}`)
+  })
+})
+
+describe('failures', () => {
+  it('a database failure answers a generic 500 and is logged', async () => {
+    const secret = 'password=hunter2 select * from api_keys'
+    const broken = {
+      query: async () => {
+        throw new Error(secret)
+      },
+      close: async () => {},
+    }
+    const errors: unknown[] = []
+    const app = createApp({
+      db: new Kysely<Database>({ dialect: pgliteDialect(broken) }),
+      logger: { error: (_m, e) => errors.push(e) },
+    })
+    const reply = await app.request('/api/ingest/episode', {
+      method: 'POST',
+      headers: { authorization: `Bearer epk_aaaaaaaaaaaa_${'A'.repeat(43)}`, 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(reply.status).toBe(500)
+    const text = await reply.text()
+    expect(JSON.parse(text)).toEqual({ error: 'internal error' })
+    expect(text).not.toContain('hunter2')
+    expect(errors).toHaveLength(1)
+    expect(String(errors[0])).toContain('hunter2')
+  })
+
+  it('an object storage failure at open answers 500 and inserts nothing', async () => {
+    const svc = await startService('pglite', {
+      overrides: {
+        storage: {
+          presignPut: async () => {
+            throw new Error('signer exploded')
+          },
+          presignGet: async () => {
+            throw new Error('signer exploded')
+          },
+          publicUrl: () => null,
+        },
+      },
+    })
+    services.push(svc)
+    const { key } = await svc.newTenant()
+    const reply = await call(`${svc.url}/api/ingest/episode`, { key, body: {} })
+    expect(reply.status).toBe(500)
+    expect(reply.body).toEqual({ error: 'internal error' })
+    expect(svc.errors).toHaveLength(1)
+    const list = await call(`${svc.url}/api/episodes`, { key })
+    expect(list.body.items).toEqual([])
+  })
+})

@@ -1,0 +1,74 @@
+/**
+ * Starts the service the way users run it (Node adapter, real HTTP on a free
+ * port, built-in object store on disk) against PGlite or a throwaway
+ * PostgreSQL database, with a clock the test can move.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createNodeApp, serveNode } from '../../adapters/node/index.ts'
+import { archiveEpisode, createClient, createKey, revokeKey } from '../../src/admin/admin.ts'
+import type { EpisodicApp, EpisodicOptions } from '../../src/app.ts'
+import { readConfig } from '../../src/config.ts'
+import { openDatabase } from '../../src/db/open.ts'
+import { createTempDatabase } from './postgres.ts'
+
+export type DatabaseKind = 'pglite' | 'postgres'
+
+export interface TestService {
+  url: string
+  app: EpisodicApp
+  /** Moves the service's clock (milliseconds added to real time). */
+  advance(ms: number): void
+  /** Creates a client with one key and returns the key. */
+  newTenant(name?: string): Promise<{ clientId: string; key: string; keyId: string }>
+  revoke(keyId: string): Promise<void>
+  archive(episodeId: string): Promise<void>
+  errors: unknown[]
+  close(): Promise<void>
+}
+
+export async function startService(
+  kind: DatabaseKind,
+  options: { env?: Record<string, string>; overrides?: Partial<EpisodicOptions> } = {},
+): Promise<TestService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'episodic-test-'))
+  const temp = kind === 'postgres' ? await createTempDatabase() : undefined
+  const db = await openDatabase({ url: temp?.url })
+  let offset = 0
+  const errors: unknown[] = []
+  const clock = { now: () => new Date(Date.now() + offset) }
+  const config = readConfig({ EPISODIC_DATA_DIR: dataDir, ...(temp ? { DATABASE_URL: temp.url } : {}), ...options.env })
+  const { app } = await createNodeApp(config, {
+    db,
+    clock,
+    logger: { error: (_message, error) => errors.push(error) },
+    ...options.overrides,
+  })
+  const server = await serveNode(app, { port: 0 })
+  let n = 0
+  return {
+    url: server.url,
+    app,
+    errors,
+    advance: (ms) => (offset += ms),
+    async newTenant(name = `tenant-${++n}-${Math.random().toString(36).slice(2, 6)}`) {
+      const client = await createClient(app.deps, name)
+      const key = await createKey(app.deps, name)
+      return { clientId: client.id, key: key.key, keyId: key.key_id }
+    },
+    async revoke(keyId) {
+      await revokeKey(app.deps, keyId)
+      app.deps.auth.forget(keyId)
+    },
+    async archive(id) {
+      await archiveEpisode(app.deps, id)
+    },
+    async close() {
+      await server.close()
+      await db.destroy()
+      await temp?.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
