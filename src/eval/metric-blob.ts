@@ -1,0 +1,112 @@
+import * as v from 'valibot'
+
+/** A value `JSON.stringify` writes back unchanged. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+
+const MUST = {
+  count: 'must be an integer >= 0',
+  countOrNull: 'must be an integer >= 0 or null',
+  boolean: 'must be a boolean or null',
+  number: 'must be a finite number or null',
+  nonNegative: 'must be a number >= 0 or null',
+  share: 'must be a number in [0, 1] or null',
+  json: 'must be a JSON value',
+} as const
+
+/** An absent column means null; `optional(nullable(...))` accepts both spellings. */
+const orNull = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema))
+
+const finite = (message: string) => v.pipe(v.number(message), v.finite(message))
+
+const count = (message: string) => v.pipe(v.number(message), v.integer(message), v.minValue(0, message))
+
+const nonNegative = (message: string) => v.pipe(finite(message), v.minValue(0, message))
+
+const share = v.pipe(finite(MUST.share), v.minValue(0, MUST.share), v.maxValue(1, MUST.share))
+
+/**
+ * Whether `value` is plain JSON data: null, booleans, strings, finite numbers,
+ * arrays and plain objects of those. The walk is iterative so a deeply nested
+ * extra column is refused or accepted, never a stack overflow (a 500). A
+ * container reached twice (shared or cyclic) is refused; `JSON.parse` never
+ * builds one.
+ */
+export function isJsonValue(value: unknown): value is JsonValue {
+  const seen = new Set<object>()
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const item = stack.pop()
+    if (item === null || typeof item === 'boolean' || typeof item === 'string') continue
+    if (typeof item === 'number') {
+      if (Number.isFinite(item)) continue
+      return false
+    }
+    if (typeof item !== 'object' || seen.has(item)) return false
+    seen.add(item)
+    if (Array.isArray(item)) {
+      for (let i = 0; i < item.length; i++) stack.push(item[i])
+      continue
+    }
+    const proto = Object.getPrototypeOf(item)
+    if (proto !== Object.prototype && proto !== null) return false
+    for (const key of Object.keys(item)) stack.push((item as Record<string, unknown>)[key])
+  }
+  return true
+}
+
+/**
+ * The per-episode metric blob uploaded with an eval result (contract, "Metric
+ * blob"). Every column is optional and an absent column reads as null. Unknown
+ * extra columns are kept as given as long as they are JSON data (`__proto__`,
+ * `constructor` and `prototype` keys are dropped by valibot).
+ *
+ * Each issue's message names the rule and `issue.path` names the column, so
+ * `formatMetricIssues` (or the HTTP layer) prints
+ * `metrics.collision_count_candidate: must be an integer >= 0 or null`.
+ *
+ * For JSON Schema / OpenAPI generation pass `ignoreActions: ['check', 'finite']`:
+ * JSON has no infinities anyway, and the extra columns convert to `{}` (any
+ * JSON value), which is what they are.
+ *
+ * @example
+ * const parsed = v.safeParse(MetricBlobSchema, body.metrics)
+ * if (!parsed.success) throw new EpisodicError('invalid', formatMetricIssues(parsed.issues)[0])
+ */
+export const MetricBlobSchema = v.objectWithRest(
+  {
+    steps: v.optional(count(MUST.count)),
+    success_baseline: orNull(v.boolean(MUST.boolean)),
+    success_candidate: orNull(v.boolean(MUST.boolean)),
+    reward_total_baseline: orNull(finite(MUST.number)),
+    reward_total_candidate: orNull(finite(MUST.number)),
+    collision_count_baseline: orNull(count(MUST.countOrNull)),
+    collision_count_candidate: orNull(count(MUST.countOrNull)),
+    time_to_goal_s_baseline: orNull(nonNegative(MUST.nonNegative)),
+    time_to_goal_s_candidate: orNull(nonNegative(MUST.nonNegative)),
+    action_l2_mean: orNull(nonNegative(MUST.nonNegative)),
+    ood_action_share_baseline: orNull(share),
+    ood_action_share_candidate: orNull(share),
+  },
+  v.pipe(v.unknown(), v.check(isJsonValue, MUST.json)),
+  'must be an object',
+)
+
+/** A validated metric blob: the known columns typed, extra columns as given. */
+export type MetricBlob = v.InferOutput<typeof MetricBlobSchema>
+
+/**
+ * One line per issue, `<prefix>.<column>: <message>` (the prefix alone for an
+ * issue on the blob itself, e.g. when it is not an object). Repeated lines are
+ * dropped: `-1.5` fails both the integer and the minimum check of a count.
+ *
+ * @example
+ * formatMetricIssues(v.safeParse(MetricBlobSchema, { steps: -1 }).issues ?? [])
+ * // ['metrics.steps: must be an integer >= 0']
+ */
+export function formatMetricIssues(issues: ReadonlyArray<v.BaseIssue<unknown>>, prefix = 'metrics'): string[] {
+  const lines = issues.map((issue) => {
+    const path = v.getDotPath(issue)
+    return `${path ? `${prefix}.${path}` : prefix}: ${issue.message}`
+  })
+  return [...new Set(lines)]
+}
