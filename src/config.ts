@@ -61,7 +61,7 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
 
   const port = Number(get('PORT') ?? 8787)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${get('PORT')}")`)
-  const authCacheMs = Number(get('EPISODIC_AUTH_CACHE_MS') ?? 0)
+  const authCacheMs = Number(get('EPISODIC_AUTH_CACHE_MS') ?? 5000)
   if (!Number.isFinite(authCacheMs) || authCacheMs < 0) throw new Error('EPISODIC_AUTH_CACHE_MS must be a number of milliseconds >= 0')
   return {
     databaseUrl: get('DATABASE_URL'),

@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
 import type { EpisodicConfig } from '../../src/config.ts'
+import { listenForRevocations } from '../../src/db/notify.ts'
 import { openDatabase } from '../../src/db/open.ts'
 import { createLocalStorage } from '../../src/storage/local.ts'
 import { createS3Storage } from '../../src/storage/s3.ts'
@@ -42,7 +43,16 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     db,
     storage,
   })
-  return { app, close: () => db.destroy() }
+  const stopListening = config.databaseUrl && app.deps.auth.caching
+    ? await listenForRevocations(config.databaseUrl, (keyId) => app.deps.auth.forget(keyId))
+    : undefined
+  return {
+    app,
+    async close() {
+      await stopListening?.()
+      await db.destroy()
+    },
+  }
 }
 
 function nodeStorage(config: EpisodicConfig): ObjectStorage | null {

@@ -4,7 +4,8 @@
  * directly, or through the running server's control socket on the embedded
  * default (see src/cli/control.ts).
  */
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
+import { REVOCATION_CHANNEL } from '../db/notify.ts'
 import { systemClock, type Clock } from '../clock.ts'
 import { sha256Hex, webRandom, type Random, type Sha256Ctor } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
@@ -106,6 +107,8 @@ export async function revokeKey(deps: AdminDeps, keyId: string): Promise<KeyInfo
     .where('key_id', '=', keyId)
     .where('revoked_at', 'is', null)
     .execute()
+  // Servers on PostgreSQL drop the key from their caches at once (src/db/notify.ts).
+  await sql`select pg_notify(${REVOCATION_CHANNEL}, ${keyId})`.execute(deps.db)
   const current = await deps.db
     .selectFrom('api_keys')
     .innerJoin('clients', 'clients.id', 'api_keys.client_id')

@@ -4,9 +4,12 @@
  * unknown, wrong secret, revoked) is the same `unauthorized` error, so the
  * response never tells which it was.
  *
- * Keys can be cached for `cacheMs` to save a query per request; a revoked key
- * then keeps working on other instances for at most that long (revoking
- * through this process clears its cache at once). Off by default.
+ * Verified keys can be cached for `cacheMs` to save a query per request (the
+ * ingest hot path is database-bound: see bench/ingest.ts). Revocation still
+ * takes effect at once where the server hears of it: the control socket on
+ * the embedded database, LISTEN/NOTIFY on PostgreSQL (src/db/notify.ts);
+ * elsewhere the TTL bounds it. Off by default in `createApp`; `episodic
+ * serve` uses 5 s (EPISODIC_AUTH_CACHE_MS).
  */
 import type { Kysely } from 'kysely'
 import { sha256Hex, timingSafeEqual, type Sha256Ctor } from '../crypto.ts'
@@ -26,6 +29,8 @@ export interface Authenticator {
   authenticate(headers: Headers): Promise<string>
   /** Drops a key from the cache (called after revoking). */
   forget(keyId: string): void
+  /** True when verified keys are cached (then revocations must be forwarded). */
+  readonly caching: boolean
 }
 
 interface CachedKey {
@@ -83,5 +88,6 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     forget(keyId) {
       cache.delete(keyId)
     },
+    caching: cacheMs > 0,
   }
 }

@@ -37,7 +37,9 @@ describe.each(DATABASES)('ingest conformance on %s', (kind) => {
 
     it('answers missing, malformed, unknown, wrong and revoked keys identically', async () => {
       const victim = await svc.newTenant()
-      await svc.revoke(victim.keyId)
+      // Used first, so the server has it cached; revocation must still apply.
+      expect((await open({}, victim.key)).status).toBe(201)
+      await svc.revoke(victim)
       const wrongSecret = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA')
       const unknownId = `epk_aaaaaaaaaaaa_${key.slice(-43)}`
       const attempts = [
@@ -177,6 +179,27 @@ describe.each(DATABASES)('ingest conformance on %s', (kind) => {
       const reply = await call(`${svc.url}/api/ingest/episode`, { key, raw, headers: { 'content-type': 'application/json' } })
       expect(reply.status).toBe(400)
       expect(reply.body.error).toContain(message)
+    })
+
+    it('rejects a chunked body (no Content-Length) once it passes 1 MiB with 413', async () => {
+      const chunk = new TextEncoder().encode('x'.repeat(64 * 1024))
+      let sent = 0
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"metadata":{"blob":"'))
+          if (sent > 4 * 1024 * 1024) return controller.close()
+          sent += chunk.length
+          controller.enqueue(chunk)
+        },
+      })
+      const reply = await fetch(`${svc.url}/api/ingest/episode`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit)
+      expect(reply.status).toBe(413)
+      expect(await reply.json()).toEqual({ error: expect.stringContaining('limit') })
     })
 
     it('rejects a body over 1 MiB with 413 and a deeply nested one with 400', async () => {

@@ -22,7 +22,8 @@ export interface TestService {
   advance(ms: number): void
   /** Creates a client with one key and returns the key. */
   newTenant(name?: string): Promise<{ clientId: string; key: string; keyId: string }>
-  revoke(keyId: string): Promise<void>
+  /** Revokes a key the way an operator would, and returns once the server has heard of it. */
+  revoke(tenant: { key: string; keyId: string }): Promise<void>
   archive(episodeId: string): Promise<void>
   errors: unknown[]
   close(): Promise<void>
@@ -39,7 +40,7 @@ export async function startService(
   const errors: unknown[] = []
   const clock = { now: () => new Date(Date.now() + offset) }
   const config = readConfig({ EPISODIC_DATA_DIR: dataDir, ...(temp ? { DATABASE_URL: temp.url } : {}), ...options.env })
-  const { app } = await createNodeApp(config, {
+  const { app, close } = await createNodeApp(config, {
     db,
     clock,
     logger: { error: (_message, error) => errors.push(error) },
@@ -57,18 +58,41 @@ export async function startService(
       const key = await createKey(app.deps, name)
       return { clientId: client.id, key: key.key, keyId: key.key_id }
     },
-    async revoke(keyId) {
-      await revokeKey(app.deps, keyId)
-      app.deps.auth.forget(keyId)
+    async revoke({ key, keyId }) {
+      if (kind === 'pglite') {
+        // As `episodic keys revoke` does through the control socket.
+        await revokeKey(app.deps, keyId)
+        app.deps.auth.forget(keyId)
+        return
+      }
+      // As a CLI on another machine does: its own connection, then NOTIFY.
+      const other = await openDatabase({ url: temp!.url, max: 1, skipMigrations: true })
+      await revokeKey({ db: other, sha256: app.deps.sha256 }, keyId)
+      await other.destroy()
+      await waitForRevocation(server.url, key)
     },
     async archive(id) {
       await archiveEpisode(app.deps, id)
     },
     async close() {
       await server.close()
-      await db.destroy()
+      await close()
       await temp?.drop()
       rmSync(dataDir, { recursive: true, force: true })
     },
+  }
+}
+
+/**
+ * Waits until the server refuses the key: the NOTIFY from another connection
+ * arrives asynchronously. Gives up after 3 s (the caller's assertions then fail).
+ */
+async function waitForRevocation(url: string, key: string): Promise<void> {
+  const deadline = Date.now() + 3000
+  while (Date.now() < deadline) {
+    const reply = await fetch(`${url}/api/episodes?limit=1`, { headers: { authorization: `Bearer ${key}` } })
+    await reply.body?.cancel()
+    if (reply.status === 401) return
+    await new Promise((r) => setTimeout(r, 20))
   }
 }
