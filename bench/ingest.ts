@@ -3,7 +3,7 @@
  * PostgreSQL with 50 concurrent clients, next to raw postgres.js doing the
  * same INSERT and UPDATE on the same database in the same run.
  *
- *   npx tsx bench/ingest.ts [seconds-per-round=5] [rounds=3]
+ *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
 import { Agent, request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -30,7 +30,7 @@ function post(agent: Agent, url: URL, key: string, body: string): Promise<any> {
   })
 }
 
-export async function main(seconds = Number(process.argv[2] ?? 5), rounds = Number(process.argv[3] ?? 3)) {
+export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
   const temp = await tempDatabase()
   const dataDir = mkdtempSync(join(tmpdir(), 'episodic-bench-'))
   const db = await openDatabase({ url: temp.url, max: 2 })
