@@ -1,3 +1,4 @@
+export {}
 /**
  * `npm run bench`: every benchmark in turn, each printing its figure next to a
  * reference measured in the same run. `npm run bench -- ingest` runs one.

@@ -21,6 +21,7 @@ import { EpisodicError } from './errors.ts'
 import { DEFAULT_BODY_LIMIT } from './http/body.ts'
 import { errorResponse } from './http/errors.ts'
 import { episodeRoutes } from './episodes/routes.ts'
+import { evalIngestRoutes, evalReadRoutes } from './eval/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
@@ -67,6 +68,8 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
 
   app.get('/healthz', (c) => c.json({ ok: true }))
   app.route('/api/ingest', ingestRoutes(deps))
+  app.route('/api/ingest/eval-run', evalIngestRoutes(deps))
+  app.route('/api/eval-runs', evalReadRoutes(deps))
   app.route('/api/episodes', episodeRoutes(deps))
   const storage = deps.storage
   if (storage?.handle) {

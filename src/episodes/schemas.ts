@@ -1,20 +1,9 @@
 /** Query and response schemas of the episode read endpoints. */
 import * as v from 'valibot'
+import { limitParam } from '../http/fields.ts'
 import { EpisodeRecord, EpisodeSourceSchema } from '../ingest/schemas.ts'
 
 export const EpisodeStatusSchema = v.picklist(['recording', 'ready', 'failed', 'archived'], 'must be one of recording, ready, failed, archived')
-
-/** `limit` 1..200 (default 50), as a query-string integer. */
-export const limitParam = v.optional(
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, 'must be an integer from 1 to 200'),
-    v.transform(Number),
-    v.minValue(1, 'must be an integer from 1 to 200'),
-    v.maxValue(200, 'must be an integer from 1 to 200'),
-  ),
-  '50',
-)
 
 export const ListEpisodesQuery = v.strictObject(
   {

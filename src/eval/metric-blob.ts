@@ -72,7 +72,7 @@ export function isJsonValue(value: unknown): value is JsonValue {
  * const parsed = v.safeParse(MetricBlobSchema, body.metrics)
  * if (!parsed.success) throw new EpisodicError('invalid', formatMetricIssues(parsed.issues)[0])
  */
-export const MetricBlobSchema = v.objectWithRest(
+const MetricColumns = v.objectWithRest(
   {
     steps: v.optional(count(MUST.count)),
     success_baseline: orNull(v.boolean(MUST.boolean)),
@@ -89,6 +89,12 @@ export const MetricBlobSchema = v.objectWithRest(
   },
   v.pipe(v.unknown(), v.check(isJsonValue, MUST.json)),
   'must be an object',
+)
+
+/** The blob: a JSON object (valibot's object schemas alone would take an array). */
+export const MetricBlobSchema = v.pipe(
+  v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object'),
+  MetricColumns,
 )
 
 /** A validated metric blob: the known columns typed, extra columns as given. */

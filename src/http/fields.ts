@@ -60,3 +60,15 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function isUuid(id: string): boolean {
   return UUID_RE.test(id)
 }
+
+/** `limit` 1..200 (default 50), as a query-string integer. */
+export const limitParam = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, 'must be an integer from 1 to 200'),
+    v.transform(Number),
+    v.minValue(1, 'must be an integer from 1 to 200'),
+    v.maxValue(200, 'must be an integer from 1 to 200'),
+  ),
+  '50',
+)

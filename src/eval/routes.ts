@@ -1,0 +1,70 @@
+/**
+ * Eval-run endpoints: create, upload a result and finalize under
+ * `/api/ingest/eval-run`, and the reads under `/api/eval-runs`.
+ */
+import { Hono } from 'hono'
+import { requireApiKey } from '../auth/middleware.ts'
+import type { AppEnv, Deps } from '../context.ts'
+import { EpisodicError } from '../errors.ts'
+import { parseWith, readJsonBody } from '../http/body.ts'
+import { isUuid } from '../http/fields.ts'
+import { getEvalRun, listEvalRuns } from './reads.ts'
+import { createEvalRun, finalizeEvalRun, uploadResult } from './runs.ts'
+import { CreateEvalRunBody, FinalizeEvalRunBody, ListEvalRunsQuery, UploadResultBody } from './schemas.ts'
+
+function runId(id: string): string {
+  if (!isUuid(id)) throw new EpisodicError('not_found', 'eval run not found')
+  return id.toLowerCase()
+}
+
+/** Writes, mounted at `/api/ingest/eval-run`. */
+export function evalIngestRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>()
+  app.use('*', requireApiKey(deps))
+
+  app.post('/', async (c) => {
+    const body = await readJsonBody(c.req.raw, CreateEvalRunBody, deps.bodyLimit)
+    const run = await createEvalRun(deps.db, {
+      id: deps.random.uuid(),
+      clientId: c.get('clientId'),
+      candidatePolicyVersion: body.candidate_policy_version,
+      baselinePolicyVersion: body.baseline_policy_version ?? null,
+      baselineEpisodeIds: body.baseline_episode_ids,
+      name: body.name ?? null,
+      metadata: body.metadata,
+      now: deps.clock.now(),
+    })
+    return c.json(run, 201)
+  })
+
+  app.post('/:id/result', async (c) => {
+    const id = runId(c.req.param('id'))
+    const body = await readJsonBody(c.req.raw, UploadResultBody, deps.bodyLimit)
+    const stored = await uploadResult(deps.db, c.get('clientId'), id, {
+      baselineEpisodeId: body.baseline_episode_id.toLowerCase(),
+      status: body.status,
+      replayEpisodeId: body.replay_episode_id?.toLowerCase() ?? null,
+      error: body.error ?? null,
+      metrics: body.metrics ?? null,
+      now: deps.clock.now(),
+    })
+    return c.json(stored, 200)
+  })
+
+  app.post('/:id/finalize', async (c) => {
+    const id = runId(c.req.param('id'))
+    await readJsonBody(c.req.raw, FinalizeEvalRunBody, deps.bodyLimit)
+    return c.json(await finalizeEvalRun(deps.db, c.get('clientId'), id, deps.clock.now()), 200)
+  })
+
+  return app
+}
+
+/** Reads, mounted at `/api/eval-runs`. */
+export function evalReadRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>()
+  app.use('*', requireApiKey(deps))
+  app.get('/', async (c) => c.json(await listEvalRuns(deps.db, c.get('clientId'), parseWith(ListEvalRunsQuery, c.req.query()))))
+  app.get('/:id', async (c) => c.json(await getEvalRun(deps.db, c.get('clientId'), runId(c.req.param('id')))))
+  return app
+}
