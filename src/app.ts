@@ -23,6 +23,7 @@ import { errorResponse } from './http/errors.ts'
 import { episodeRoutes } from './episodes/routes.ts'
 import { evalIngestRoutes, evalReadRoutes } from './eval/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { openApiDocument } from './openapi/document.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
 export interface EpisodicOptions {
@@ -67,6 +68,8 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   app.notFound(() => errorResponse(new EpisodicError('not_found', 'not found'), logger))
 
   app.get('/healthz', (c) => c.json({ ok: true }))
+  let openapi: unknown
+  app.get('/openapi.json', (c) => c.json((openapi ??= openApiDocument())))
   app.route('/api/ingest', ingestRoutes(deps))
   app.route('/api/ingest/eval-run', evalIngestRoutes(deps))
   app.route('/api/eval-runs', evalReadRoutes(deps))

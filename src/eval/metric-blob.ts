@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { objectOnly } from '../http/fields.ts'
 
 /** A value `JSON.stringify` writes back unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -92,10 +93,7 @@ const MetricColumns = v.objectWithRest(
 )
 
 /** The blob: a JSON object (valibot's object schemas alone would take an array). */
-export const MetricBlobSchema = v.pipe(
-  v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object'),
-  MetricColumns,
-)
+export const MetricBlobSchema = objectOnly(MetricColumns)
 
 /** A validated metric blob: the known columns typed, extra columns as given. */
 export type MetricBlob = v.InferOutput<typeof MetricBlobSchema>

@@ -10,13 +10,29 @@ export const optionalText = (max: number) =>
     v.nullable(v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`))),
   )
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/**
+ * The schema each `objectOnly` guard stands for, so the OpenAPI generator can
+ * describe it (in input mode it would stop at the guard).
+ */
+export const GUARDED_OBJECT = new WeakMap<object, v.GenericSchema>()
+
+/**
+ * `schema`, but refusing arrays first: valibot's object schemas accept an
+ * array as an object with no keys.
+ */
+export function objectOnly<S extends v.GenericSchema<Record<string, unknown>>>(schema: S, message = 'must be an object') {
+  const guard = v.custom<v.InferInput<S>>(isPlainObject, message)
+  GUARDED_OBJECT.set(guard, schema)
+  return v.pipe(guard, schema as v.GenericSchema<v.InferInput<S>, v.InferOutput<S>>)
+}
+
 /** A JSON object (not an array, not null). */
 export const jsonObject = (maxBytes?: number) =>
   v.pipe(
-    v.custom<Record<string, unknown>>(
-      (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
-      'must be a JSON object',
-    ),
+    v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object'),
     v.check(
       (value) => maxBytes === undefined || new TextEncoder().encode(JSON.stringify(value)).length <= maxBytes,
       `must be at most ${maxBytes} bytes as JSON`,
