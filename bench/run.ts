@@ -5,6 +5,7 @@ export {}
  */
 const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   ingest: () => import('./ingest.ts'),
+  rollup: () => import('./rollup.ts'),
 }
 
 const only = process.argv.slice(2)
