@@ -6,6 +6,7 @@ export {}
 const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   ingest: () => import('./ingest.ts'),
   rollup: () => import('./rollup.ts'),
+  replay: () => import('./replay.ts'),
 }
 
 const only = process.argv.slice(2)

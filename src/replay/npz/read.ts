@@ -1,0 +1,72 @@
+import { crc32 } from './crc32.ts'
+import { npzError } from './errors.ts'
+import { fflateInflate, type Inflate } from './inflate.ts'
+import { decodeNpy } from './npy.ts'
+import type { NdArray } from './types.ts'
+import { entryBytes, readZipDirectory, type ZipEntry } from './zip.ts'
+
+/** Options of `readNpz`. */
+export interface ReadNpzOptions {
+  /** Inflater for deflated members (`np.savez_compressed`). Default: `fflateInflate`. */
+  inflate?: Inflate
+  /** Check each member's CRC-32 (costs roughly one extra pass over the bytes). Default false. */
+  verifyCrc?: boolean
+  /** Decode only these keys; the others are not inflated or copied. */
+  keys?: readonly string[]
+}
+
+/**
+ * Reads a whole `.npz` archive (what `np.savez` / `np.savez_compressed` write)
+ * into `{ [key]: NdArray }`. Keys are member names without `.npy`, slashes
+ * kept: `np.savez(f, **{'/joint_states/position': a})` gives key
+ * `/joint_states/position`. Members not ending in `.npy` are skipped.
+ *
+ * Stored members are copied once into aligned arrays (numpy leaves them
+ * unaligned); deflated members are inflated into one buffer sized from the
+ * directory and viewed without a further copy. Arrays are always C order,
+ * native byte order; see `NdArray` for `order`, `bool` and `float16`.
+ *
+ * @example
+ * const actions = readNpz(new Uint8Array(await res.arrayBuffer()))
+ * actions['/joint_states/position'].shape // [3000, 7]
+ */
+export function readNpz(bytes: Uint8Array, options: ReadNpzOptions = {}): Record<string, NdArray> {
+  const inflate = options.inflate ?? fflateInflate
+  const wanted = options.keys ? new Set(options.keys) : null
+  const out: Record<string, NdArray> = {}
+  for (const entry of readZipDirectory(bytes)) {
+    if (!entry.name.endsWith('.npy')) continue
+    const key = entry.name.slice(0, -4)
+    if (wanted && !wanted.has(key)) continue
+    const { npy, owned } = memberBytes(bytes, entry, inflate)
+    if (options.verifyCrc && crc32(npy) !== entry.crc32) throw npzError(entry.name, 'CRC-32 mismatch (corrupt archive)')
+    // defineProperty so a key such as "__proto__" stays an ordinary own key.
+    Object.defineProperty(out, key, { value: decodeNpy(npy, entry.name, owned), enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+/** The member's `.npy` bytes, and whether they are a fresh buffer the decoder may keep. */
+function memberBytes(bytes: Uint8Array, entry: ZipEntry, inflate: Inflate): { npy: Uint8Array; owned: boolean } {
+  const raw = entryBytes(bytes, entry)
+  if (entry.method === 0) {
+    if (entry.compressedSize !== entry.uncompressedSize) throw npzError(entry.name, 'corrupt zip: stored member with differing sizes')
+    return { npy: raw, owned: false }
+  }
+  if (entry.method !== 8) throw npzError(entry.name, `unsupported zip compression method ${entry.method}`)
+  // Deflate cannot expand more than ~1032:1; refuse a forged size before allocating for it.
+  if (entry.uncompressedSize > entry.compressedSize * 1032 + 1024) {
+    throw npzError(entry.name, `corrupt zip: ${entry.compressedSize} compressed bytes cannot inflate to the declared ${entry.uncompressedSize}`)
+  }
+  let npy: Uint8Array
+  try {
+    npy = inflate(raw, entry.uncompressedSize)
+  } catch (err) {
+    throw npzError(entry.name, `corrupt deflate data (${err instanceof Error ? err.message : String(err)})`, err)
+  }
+  if (npy.length !== entry.uncompressedSize) {
+    const got = npy.length > entry.uncompressedSize ? 'more than' : `only ${npy.length} of`
+    throw npzError(entry.name, `corrupt deflate data: inflated to ${got} the ${entry.uncompressedSize} bytes the directory declares`)
+  }
+  return { npy, owned: true }
+}
