@@ -21,6 +21,7 @@ Verbs:
   keys list --client NAME    list a client's keys
   keys revoke KEY_ID         revoke a key
   episodes archive ID        archive an episode (finalize then answers 409)
+  replay run ...             replay a candidate policy over baseline episodes
 
 Every verb takes --help. Configuration comes from the environment:
   DATABASE_URL         PostgreSQL URL (unset: embedded PGlite in EPISODIC_DATA_DIR)
@@ -61,4 +62,29 @@ Options:
 
 Options:
   --json   print JSON`,
+  replay: `Usage: episodic replay run --policy MODULE:FN --candidate-version V --baseline-episodes IDS [options]
+
+Replays a candidate policy on this machine over baseline episodes: downloads
+each baseline's actions.npz and sensors.npz, feeds every step's observation to
+the policy, computes the metrics, records a "replay" episode and uploads the
+result; then finalizes the eval run and prints the rollup.
+
+Required:
+  --policy MODULE:FN         the policy function: MODULE is a .js/.mjs/.ts file or a
+                             package resolved from the working directory; FN may be
+                             dotted (policies.v2.act)
+  --candidate-version V      candidate policy version
+  --baseline-episodes IDS    comma-separated ids, or @path: a file with one id per line
+
+Options:
+  --baseline-version V       baseline policy version
+  --name STR                 run label (default: the candidate version)
+  --dry-run                  fetch and compute only: no eval run, no uploads
+  --profile NAME             credentials profile from ~/.config/episodic/credentials
+  --fail-on-hold             exit 6 when the recommendation is "hold" (for CI gates)
+
+Credentials: EPISODIC_API_KEY and EPISODIC_BASE_URL, or the credentials file
+(INI: [default] and named profiles with api_key and base_url).
+
+${EXIT_CODES}`,
 }

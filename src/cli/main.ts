@@ -22,6 +22,10 @@ const VERBS: Record<string, Verb> = {
   clients: (argv) => adminVerb('clients', argv, { create: 1, list: 0 }),
   keys: (argv) => adminVerb('keys', argv, { create: 0, list: 0, revoke: 1 }),
   episodes: (argv) => adminVerb('episodes', argv, { archive: 1 }),
+  replay: async (argv) => {
+    const { replayCommand } = await import('./replay.ts')
+    return replayCommand(argv)
+  },
 }
 
 function config(): EpisodicConfig {

@@ -1,0 +1,153 @@
+/**
+ * The replay harness end to end against the in-process service: baselines
+ * uploaded through signed URLs, a candidate policy run, per-episode failures,
+ * dry runs, the `_outcome` sentinel, and the library's error classes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EpisodicClient } from '../src/client/client.ts'
+import { AuthError, ConfigurationError, NotFoundError, TransportError } from '../src/client/errors.ts'
+import type { Observation } from '../src/replay/episode.ts'
+import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
+import { DOF, STEPS, baselineAction, recordBaseline } from './helpers/baselines.ts'
+import { startService, type TestService } from './helpers/service.ts'
+
+let svc: TestService
+let client: EpisodicClient
+let baselines: string[]
+
+beforeAll(async () => {
+  svc = await startService('pglite')
+  const { key } = await svc.newTenant('robots')
+  client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+  baselines = [await recordBaseline(client), await recordBaseline(client), await recordBaseline(client, { success: false, reward_total: 4, collision_count: 0 })]
+})
+afterAll(() => svc?.close())
+
+/** A policy off the baseline by `offset` on every joint. */
+const offsetPolicy = (offset: number) => (obs: Observation) => {
+  const position = obs['/joint_states/position']!.data as Float64Array
+  return { '/joint_states/position': Array.from(position, (x) => x + offset) }
+}
+
+describe('replay harness', () => {
+  it('runs a policy over every baseline, uploads results and replay episodes, and rolls up', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'cand-v2', baselineEpisodeIds: baselines, baselinePolicyVersion: 'base-v1', metadata: { git: 'abc' }, client })
+    expect(run.id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(run.portalUrl).toBe(`${svc.url}/portal/eval-runs/${run.id}`)
+    const seen: number[] = []
+    const results = await runAgainst(run, offsetPolicy(0.1), { onEpisode: (r) => void seen.push(r.index) })
+    expect(seen).toEqual([1, 2, 3])
+    expect(results.map((r) => r.status)).toEqual(['done', 'done', 'done'])
+    const l2 = Math.sqrt(DOF * 0.01)
+    for (const r of results) {
+      expect(r.metrics!.action_l2_mean).toBeCloseTo(l2, 12)
+      expect(r.metrics!.steps).toBe(STEPS)
+    }
+    // Without _outcome the candidate's outcome equals the baseline's.
+    expect(results[0]!.metrics).toMatchObject({ success_baseline: true, success_candidate: true, reward_total_candidate: 10, collision_count_candidate: 1, time_to_goal_s_candidate: 5 })
+    expect(results[2]!.metrics).toMatchObject({ success_candidate: false, time_to_goal_s_baseline: null, time_to_goal_s_candidate: null })
+
+    const stored = await client.getEvalRun(run.id!)
+    expect(stored.results.map((r) => r.status)).toEqual(['done', 'done', 'done'])
+    const replay = await client.getEpisode(results[0]!.replayEpisodeId!)
+    expect(replay).toMatchObject({ source: 'replay', status: 'ready', policy_version: 'cand-v2', robot: 'arm-1' })
+    expect(replay.metadata).toMatchObject({ eval_run_id: run.id, baseline_episode_id: baselines[0], success: true, reward_total: 10 })
+
+    const finalized = await completeRun(run)
+    expect(finalized.status).toBe('completed')
+    expect(finalized.summary.success_rate).toEqual({ baseline: 2 / 3, candidate: 2 / 3, delta: 0, delta_is_better: false })
+    expect(finalized.summary.recommend).toBe('hold')
+  })
+
+  it('turns a throwing policy into a failed row with the stack on stderr, and goes on', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'flaky', baselineEpisodeIds: baselines, client })
+    let calls = 0
+    const errors: string[] = []
+    const results = await runAgainst(
+      run,
+      (obs) => {
+        calls++
+        if (calls === STEPS + 3) throw new Error('actuator model diverged')
+        return offsetPolicy(0)(obs)
+      },
+      { stderr: (text) => errors.push(text) },
+    )
+    expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done'])
+    expect(results[1]!.error).toContain('actuator model diverged')
+    expect(errors[0]).toContain(`episode ${baselines[1]} failed`)
+    expect(errors[0]).toMatch(/at .*replay\.test\.ts/)
+    const stored = await client.getEvalRun(run.id!)
+    expect(stored.results[1]).toMatchObject({ status: 'failed', error: expect.stringContaining('actuator model diverged') })
+    expect((await completeRun(run)).summary.recommend).toBe('hold')
+  })
+
+  it('fills the candidate outcome from _outcome on the last step; missing keys fall back', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'outcome', baselineEpisodeIds: [baselines[0]!], client })
+    let step = 0
+    const [result] = await runAgainst(run, async (obs) => {
+      const action: Record<string, unknown> = offsetPolicy(0)(obs)
+      if (++step === STEPS) action._outcome = { reward_total: 15, collision_count: 0, time_to_goal_s: 4 }
+      return action
+    })
+    expect(result!.metrics).toMatchObject({ success_baseline: true, success_candidate: true, reward_total_candidate: 15, collision_count_candidate: 0, time_to_goal_s_candidate: 4, action_l2_mean: 0, ood_action_share_candidate: 0 })
+    const { summary } = await completeRun(run)
+    expect(summary.reward_mean.delta_is_better).toBe(true)
+    expect(summary.collision_rate.delta).toBe(-1)
+    expect(summary.success_rate.delta).toBe(0) // fell back to the baseline
+    expect([summary.better_count, summary.metric_total]).toEqual([3, 4])
+    expect(summary.recommend).toBe('ship')
+  })
+
+  it('fails an episode whose action shape differs, naming the key and both shapes', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'wrong-shape', baselineEpisodeIds: [baselines[0]!], client })
+    const [result] = await runAgainst(run, () => ({ '/joint_states/position': [1, 2, 3] }), { stderr: () => {} })
+    expect(result!.status).toBe('failed')
+    expect(result!.error).toContain('/joint_states/position')
+    expect(result!.error).toMatch(/\[7\]/)
+    expect(result!.error).toMatch(/\[3\]/)
+  })
+
+  it('dry run: fetches and computes, creates nothing on the server', async () => {
+    const before = (await client.listEvalRuns({ limit: 200 })).items.length
+    const episodesBefore = (await client.listEpisodes({ source: 'replay', limit: 200 })).items.length
+    const run = await createRun({ candidatePolicyVersion: 'dry', baselineEpisodeIds: baselines, client, dryRun: true })
+    expect(run.id).toBeNull()
+    const results = await runAgainst(run, offsetPolicy(0.5))
+    expect(results.every((r) => r.status === 'done' && r.replayEpisodeId === null)).toBe(true)
+    expect(results[0]!.metrics!.ood_action_share_candidate).toBeGreaterThan(0)
+    const local = await completeRun(run)
+    expect(local).toMatchObject({ eval_run_id: null, status: 'dry_run' })
+    expect(local.summary.metric_total).toBeGreaterThan(0)
+    expect((await client.listEvalRuns({ limit: 200 })).items.length).toBe(before)
+    expect((await client.listEpisodes({ source: 'replay', limit: 200 })).items.length).toBe(episodesBefore)
+    // runAgainst's own dryRun flag also skips uploads on a real run.
+    const real = await createRun({ candidatePolicyVersion: 'dry2', baselineEpisodeIds: [baselines[0]!], client })
+    await runAgainst(real, offsetPolicy(0), { dryRun: true })
+    expect((await client.getEvalRun(real.id!)).results[0]!.status).toBe('pending')
+  })
+
+  it('raises the spec errors: ConfigurationError, NotFoundError, AuthError, TransportError', async () => {
+    await expect(createRun({ candidatePolicyVersion: '', baselineEpisodeIds: baselines, client })).rejects.toBeInstanceOf(ConfigurationError)
+    await expect(createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: [], client })).rejects.toBeInstanceOf(ConfigurationError)
+    const other = new EpisodicClient({ apiKey: (await svc.newTenant()).key, baseUrl: svc.url })
+    const foreign = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: baselines, client: other }).catch((e) => e)
+    expect(foreign).toBeInstanceOf(NotFoundError)
+    expect(foreign.name).toBe('NotFoundError')
+    const bad = new EpisodicClient({ apiKey: `epk_aaaaaaaaaaaa_${'B'.repeat(43)}`, baseUrl: svc.url })
+    const auth = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: baselines, client: bad }).catch((e) => e)
+    expect(auth).toBeInstanceOf(AuthError)
+    expect(auth.code).toBe('auth')
+    const down = new EpisodicClient({ apiKey: `epk_aaaaaaaaaaaa_${'B'.repeat(43)}`, baseUrl: 'http://127.0.0.1:9' })
+    const transport = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: baselines, client: down }).catch((e) => e)
+    expect(transport).toBeInstanceOf(TransportError)
+    expect(transport.message).toContain('network failure')
+  })
+
+  it('fails an episode whose baseline has no actions artifact, and goes on', async () => {
+    const bare = (await client.openEpisode({ request_uploads: [] })).episode_id
+    const run = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: [bare, baselines[0]!], client })
+    const results = await runAgainst(run, offsetPolicy(0), { stderr: () => {} })
+    expect(results.map((r) => r.status)).toEqual(['failed', 'done'])
+    expect(results[0]!.error).toContain('not found')
+  })
+})
