@@ -3,24 +3,12 @@
  * fixed-concurrency load loop with latency percentiles, and table printing.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import postgres from 'postgres'
+import { createTempDatabase } from '../test/helpers/postgres.ts'
 
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-export async function tempDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = postgres(BENCH_DATABASE_URL, { max: 1, onnotice: () => {} })
-  const name = `episodic_bench_${Math.random().toString(36).slice(2, 8)}`
-  await admin.unsafe(`create database ${name}`)
-  const url = new URL(BENCH_DATABASE_URL)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin.unsafe(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    },
-  }
-}
+/** A throwaway database on the bench server (dropped by `drop()`). */
+export const tempDatabase = () => createTempDatabase(BENCH_DATABASE_URL, 'episodic_bench')
 
 export interface LoadResult {
   ops: number

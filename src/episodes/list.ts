@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.ts'
-import { decodeCursor, encodeCursor } from '../http/cursor.ts'
+import { decodeCursor, toPage } from '../http/cursor.ts'
 import { toEpisode } from '../ingest/episodes.ts'
 import type { Episode } from '../ingest/schemas.ts'
 import type { ListEpisodesInput } from './schemas.ts'
@@ -24,10 +24,5 @@ export async function listEpisodes(
     q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)))
   }
   const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute()
-  const page = rows.slice(0, query.limit)
-  const last = page[page.length - 1]
-  return {
-    items: page.map(toEpisode),
-    next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,
-  }
+  return toPage(rows, query.limit, toEpisode)
 }

@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
-import { decodeCursor, encodeCursor } from '../http/cursor.ts'
+import { decodeCursor, toPage } from '../http/cursor.ts'
 import { iso } from '../ingest/episodes.ts'
 import { toEvalRun } from './runs.ts'
 import type { ListEvalRunsInput } from './schemas.ts'
@@ -43,9 +43,5 @@ export async function listEvalRuns(db: Kysely<Database>, clientId: string, query
     if (list) list.push(b.baseline_episode_id)
     else byRun.set(b.eval_run_id, [b.baseline_episode_id])
   }
-  const last = page[page.length - 1]
-  return {
-    items: page.map((r) => toEvalRun(r, byRun.get(r.id) ?? [])),
-    next_cursor: rows.length > query.limit && last ? encodeCursor(last.created_at, last.id) : null,
-  }
+  return toPage(rows, query.limit, (r) => toEvalRun(r, byRun.get(r.id) ?? []))
 }

@@ -26,3 +26,17 @@ export function decodeCursor(cursor: string): Cursor {
     throw new EpisodicError('invalid', 'cursor: is not a cursor returned by this endpoint')
   }
 }
+
+/**
+ * One page of a keyset listing: rows fetched with `limit + 1`, ordered by
+ * (created_at, id) descending, become the page and the cursor of the next one.
+ */
+export function toPage<R extends { created_at: Date | string; id: string }, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): { items: T[]; next_cursor: string | null } {
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return { items: page.map(map), next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null }
+}

@@ -23,12 +23,12 @@ export function postgresAvailable(): boolean {
   return false
 }
 
-/** Creates `episodic_t_<random>` on the test server; `drop()` removes it. */
-export async function createTempDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} })
-  const name = `episodic_t_${Math.random().toString(36).slice(2, 10)}`
+/** Creates `<prefix>_<random>` on the server (default: the test server); `drop()` removes it. */
+export async function createTempDatabase(serverUrl = TEST_DATABASE_URL!, prefix = 'episodic_t'): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  const name = `${prefix}_${Math.random().toString(36).slice(2, 10)}`
   await admin.unsafe(`create database ${name}`)
-  const url = new URL(TEST_DATABASE_URL!)
+  const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
     url: url.toString(),
