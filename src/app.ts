@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely'
 import { createAuthenticator } from './auth/authenticate.ts'
 import { systemClock, type Clock } from './clock.ts'
 import type { AppEnv, Deps, Logger } from './context.ts'
-import { webRandom, type Random, type Sha256Ctor } from './crypto.ts'
+import { base64url, webRandom, type Random, type Sha256Ctor } from './crypto.ts'
 import type { Database } from './db/schema.ts'
 import { EpisodicError } from './errors.ts'
 import { DEFAULT_BODY_LIMIT } from './http/body.ts'
@@ -24,6 +24,8 @@ import { episodeRoutes } from './episodes/routes.ts'
 import { evalIngestRoutes, evalReadRoutes } from './eval/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
 import { openApiDocument } from './openapi/document.ts'
+import { portalRoutes } from './portal/routes.tsx'
+import { createSessions } from './portal/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
 export interface EpisodicOptions {
@@ -42,6 +44,11 @@ export interface EpisodicOptions {
   authCacheMs?: number
   /** Public origin (`https://episodic.example.com`) when behind a proxy. */
   baseUrl?: string
+  /**
+   * Signs portal session cookies. Give every instance the same one; absent, a
+   * random secret is made, so sessions end when the process does.
+   */
+  sessionSecret?: string
 }
 
 export type EpisodicApp = Hono<AppEnv> & { deps: Deps }
@@ -51,14 +58,17 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   const clock = options.clock ?? systemClock
   const sha256 = options.sha256 ?? (Sha256 as unknown as Sha256Ctor)
   const logger = options.logger ?? { error: (message, error) => console.error(message, error) }
+  const random = options.random ?? webRandom
+  const sessionSecret = options.sessionSecret ?? base64url(random.bytes(32))
   const deps: Deps = {
     db: options.db,
     storage: options.storage ?? null,
     clock,
-    random: options.random ?? webRandom,
+    random,
     sha256,
     logger,
     auth: createAuthenticator({ db: options.db, sha256, now: () => clock.now().getTime(), cacheMs: options.authCacheMs }),
+    sessions: createSessions({ db: options.db, sha256, clock, secret: sessionSecret }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
   }
@@ -74,6 +84,11 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   app.route('/api/ingest/eval-run', evalIngestRoutes(deps))
   app.route('/api/eval-runs', evalReadRoutes(deps))
   app.route('/api/episodes', episodeRoutes(deps))
+  // The portal's pages are one handler (as the object store is): they are not
+  // part of the API, so they stay out of its route table and OpenAPI document.
+  const portal = new Hono<AppEnv>().route('/portal', portalRoutes(deps))
+  app.all('/portal', (c) => portal.fetch(c.req.raw))
+  app.all('/portal/*', (c) => portal.fetch(c.req.raw))
   const storage = deps.storage
   if (storage?.handle) {
     app.all('/storage/*', (c) => storage.handle!(c.req.raw, clock.now()))

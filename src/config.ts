@@ -24,6 +24,8 @@ export interface EpisodicConfig {
   host: string
   baseUrl?: string
   authCacheMs: number
+  /** Signs portal session cookies (EPISODIC_SESSION_SECRET); the Node adapter keeps one in the data folder when unset. */
+  sessionSecret?: string
 }
 
 const S3_REQUIRED = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
@@ -63,6 +65,8 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${get('PORT')}")`)
   const authCacheMs = Number(get('EPISODIC_AUTH_CACHE_MS') ?? 5000)
   if (!Number.isFinite(authCacheMs) || authCacheMs < 0) throw new Error('EPISODIC_AUTH_CACHE_MS must be a number of milliseconds >= 0')
+  const sessionSecret = get('EPISODIC_SESSION_SECRET')
+  if (sessionSecret !== undefined && sessionSecret.length < 32) throw new Error('EPISODIC_SESSION_SECRET must be at least 32 characters')
   return {
     databaseUrl: get('DATABASE_URL'),
     dataDir: get('EPISODIC_DATA_DIR') ?? './.episodic',
@@ -71,5 +75,6 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
     host: get('HOST') ?? '127.0.0.1',
     baseUrl: get('EPISODIC_PUBLIC_URL'),
     authCacheMs,
+    sessionSecret,
   }
 }

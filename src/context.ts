@@ -7,6 +7,7 @@ import type { Authenticator } from './auth/authenticate.ts'
 import type { Clock } from './clock.ts'
 import type { Random, Sha256Ctor } from './crypto.ts'
 import type { Database } from './db/schema.ts'
+import type { Sessions } from './portal/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
 /** Where errors the client must not see (SQL, stacks) are reported. */
@@ -23,6 +24,8 @@ export interface Deps {
   sha256: Sha256Ctor
   logger: Logger
   auth: Authenticator
+  /** Portal sessions (signed cookies); the read endpoints accept them too. */
+  sessions: Sessions
   bodyLimit: number
   /** Fixed public origin of the service, when requests arrive through a proxy. */
   baseUrl: string | undefined

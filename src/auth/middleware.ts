@@ -1,13 +1,26 @@
 /**
- * Hono middleware that authenticates the API key and stores the caller's
- * client id as `c.get('clientId')`.
+ * Hono middleware that resolves the calling client and stores its id as
+ * `c.get('clientId')`.
+ *
+ * Writes always need the API key. Reads (GET and HEAD: the episode and
+ * eval-run read endpoints and the artifact route) also accept a portal
+ * session cookie when no key header is sent (contract, "Read endpoints (API
+ * key or portal session)"), so the portal's links and `<video>` work in the
+ * browser. A key header, when present, is what counts; a bad key is a 401 even
+ * with a good cookie, and no cookie or a dead one gives the same 401 as a
+ * missing key.
  */
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, Deps } from '../context.ts'
+import { readSessionCookie } from '../portal/session.ts'
 
-export function requireApiKey(deps: Pick<Deps, 'auth'>) {
+export function requireApiKey(deps: Pick<Deps, 'auth' | 'sessions'>) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    c.set('clientId', await deps.auth.authenticate(c.req.raw.headers))
+    const headers = c.req.raw.headers
+    const read = c.req.method === 'GET' || c.req.method === 'HEAD'
+    const keyGiven = headers.has('authorization') || headers.has('x-service-key')
+    const session = read && !keyGiven ? await deps.sessions.verify(readSessionCookie(c)) : null
+    c.set('clientId', session ? session.clientId : await deps.auth.authenticate(headers))
     await next()
   })
 }

@@ -1,0 +1,124 @@
+/**
+ * The eval-run page's chart: per-episode baseline vs candidate values of one
+ * metric-blob column, drawn on the server as SVG (no script, no CDN). Each
+ * baseline episode is a column with a grey baseline dot, a blue candidate
+ * square and a line between them, green when the candidate is better for
+ * that metric, red when worse. Hovering a column shows its values (SVG
+ * `<title>`).
+ */
+import type { MetricSpec } from '../eval/rollup.ts'
+import { formatNumber } from './format.ts'
+
+/** One baseline episode's pair of values (either may be absent). */
+export interface ChartPoint {
+  /** Row number in the results table (1-based), shown under the column. */
+  row: number
+  label: string
+  baseline: number | null
+  candidate: number | null
+}
+
+/** A metric-blob value as a number: booleans count 1/0, anything else non-numeric is absent. */
+export function chartValue(raw: unknown): number | null {
+  if (raw === true) return 1
+  if (raw === false) return 0
+  return typeof raw === 'number' && Number.isFinite(raw) ? raw : null
+}
+
+/** The points of `column` over result rows (rows without a blob or without either value are left out). */
+export function chartPoints(
+  rows: ReadonlyArray<{ label: string; metrics: Record<string, unknown> | null }>,
+  column: MetricSpec['column'],
+): ChartPoint[] {
+  const points: ChartPoint[] = []
+  rows.forEach((row, i) => {
+    if (!row.metrics) return
+    const baseline = chartValue(row.metrics[`${column}_baseline`])
+    const candidate = chartValue(row.metrics[`${column}_candidate`])
+    if (baseline !== null || candidate !== null) points.push({ row: i + 1, label: row.label, baseline, candidate })
+  })
+  return points
+}
+
+/** Round tick values covering [min, max]. */
+export function ticks(min: number, max: number, count = 5): number[] {
+  const span = max - min
+  const rough = span / Math.max(1, count - 1)
+  const magnitude = 10 ** Math.floor(Math.log10(rough))
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? rough
+  const out: number[] = []
+  for (let v = Math.ceil(min / step) * step; v <= max + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)))
+  return out
+}
+
+const W = 720
+const H = 260
+const PAD = { left: 64, right: 16, top: 12, bottom: 34 }
+
+/**
+ * The chart with its caption and legend (HTML, so they stay readable when the
+ * SVG shrinks to a phone's width); `spec` says which direction is better.
+ */
+export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
+  return (
+    <figure class="chart-figure">
+      <figcaption>
+        {`${props.column} per baseline episode (${props.spec.direction} is better) `}
+        <span class="legend"><span class="swatch baseline" /> baseline <span class="swatch candidate" /> candidate</span>
+      </figcaption>
+      <ChartSvg {...props} />
+    </figure>
+  )
+}
+
+/** The SVG itself: x is the results row, y the value. */
+function ChartSvg(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
+  const { points, spec } = props
+  const values = points.flatMap((p) => [p.baseline, p.candidate]).filter((v): v is number => v !== null)
+  let lo = Math.min(...values)
+  let hi = Math.max(...values)
+  if (lo === hi) {
+    lo -= lo === 0 ? 1 : Math.abs(lo) * 0.5
+    hi += hi === 0 ? 1 : Math.abs(hi) * 0.5
+  }
+  const pad = (hi - lo) * 0.08
+  lo -= pad
+  hi += pad
+  const plotW = W - PAD.left - PAD.right
+  const plotH = H - PAD.top - PAD.bottom
+  const round = (n: number) => Math.round(n * 100) / 100
+  const y = (v: number) => round(PAD.top + plotH - ((v - lo) / (hi - lo)) * plotH)
+  const band = plotW / points.length
+  const x = (i: number) => round(PAD.left + band * (i + 0.5))
+  const r = round(Math.max(1.5, Math.min(5, band * 0.28)))
+  const labelEvery = Math.ceil(points.length / 12)
+  const direction = (p: ChartPoint) => {
+    if (p.baseline === null || p.candidate === null || p.baseline === p.candidate) return 'flat'
+    return (p.candidate > p.baseline) === (spec.direction === 'higher') ? 'up' : 'down'
+  }
+  return (
+    <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${props.column}: baseline vs candidate per episode`} xmlns="http://www.w3.org/2000/svg">
+      {ticks(lo, hi).map((t) => (
+        <g>
+          <line class="grid" x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
+          <text x={PAD.left - 8} y={y(t)} dy="0.35em" text-anchor="end">{formatNumber(t)}</text>
+        </g>
+      ))}
+      <line class="axis" x1={PAD.left} x2={PAD.left} y1={PAD.top} y2={PAD.top + plotH} />
+      <line class="axis" x1={PAD.left} x2={W - PAD.right} y1={PAD.top + plotH} y2={PAD.top + plotH} />
+      {points.map((p, i) => (
+        <g class="episode">
+          <title>{`#${p.row} ${p.label}: baseline ${formatNumber(p.baseline)}, candidate ${formatNumber(p.candidate)}`}</title>
+          {p.baseline !== null && p.candidate !== null && (
+            <line class={direction(p)} stroke-width={Math.max(1, r / 2)} x1={x(i)} x2={x(i)} y1={y(p.baseline)} y2={y(p.candidate)} />
+          )}
+          {p.baseline !== null && <circle class="baseline" cx={x(i)} cy={y(p.baseline)} r={r} />}
+          {p.candidate !== null && <rect class="candidate" x={x(i) - r} y={y(p.candidate) - r} width={2 * r} height={2 * r} />}
+          {i % labelEvery === 0 && (
+            <text x={x(i)} y={H - PAD.bottom + 22} text-anchor="middle">{String(p.row)}</text>
+          )}
+        </g>
+      ))}
+    </svg>
+  )
+}

@@ -1,0 +1,77 @@
+/**
+ * Plain-text formatting for the portal pages: numbers, rates, deltas, sizes
+ * and timestamps. Pure functions; the components escape whatever they print.
+ */
+import type { MetricName, MetricSummary } from '../eval/rollup.ts'
+
+/** Shown wherever a value is absent. */
+export const NONE = '—'
+
+/** A number at a readable precision (integers as they are). */
+export function formatNumber(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return NONE
+  if (Number.isInteger(n)) return String(n)
+  const abs = Math.abs(n)
+  if (abs >= 1e6 || abs < 1e-3) return n.toExponential(2)
+  if (abs >= 100) return n.toFixed(1)
+  return String(Number(n.toFixed(3)))
+}
+
+/** Metrics that are shares of episodes (or steps) and read best as percentages. */
+export function isShare(name: MetricName): boolean {
+  return name === 'success_rate' || name === 'collision_rate' || name === 'ood_action_share'
+}
+
+/** One side of a rollup metric: `75%` for shares, the number otherwise. */
+export function formatMetric(name: MetricName, n: number | null): string {
+  if (n === null) return NONE
+  return isShare(name) ? `${formatNumber(n * 100)}%` : formatNumber(n)
+}
+
+/** A delta with its sign: `+2`, `-0.5`, `+25 pp` for shares. */
+export function formatDelta(name: MetricName, delta: number | null): string {
+  if (delta === null) return NONE
+  const text = isShare(name) ? `${formatNumber(Math.abs(delta) * 100)} pp` : formatNumber(Math.abs(delta))
+  return delta > 0 ? `+${text}` : delta < 0 ? `-${text}` : isShare(name) ? '0 pp' : '0'
+}
+
+/** The better/worse mark of a metric row: its class and its words. */
+export function verdict(m: MetricSummary): { className: string; text: string } {
+  if (m.delta_is_better === null) return { className: 'na', text: 'n/a' }
+  if (m.delta_is_better) return { className: 'better', text: '✓ better' }
+  if (m.delta === 0) return { className: 'same', text: '= unchanged' }
+  return { className: 'worse', text: '✗ worse' }
+}
+
+/** `2026-05-01 12:34:56 UTC` from an ISO timestamp. */
+export function formatTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/Z$/, ' UTC')
+}
+
+/** `1.2 MB` (decimal units, as storage consoles show). */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return NONE
+  if (bytes < 1000) return `${bytes} B`
+  const units = ['kB', 'MB', 'GB', 'TB', 'PB']
+  let value = bytes
+  let unit = -1
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`
+}
+
+/** `42.5 s` or `1 h 02 min` for long runs. */
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null) return NONE
+  if (seconds < 60) return `${formatNumber(seconds)} s`
+  const m = Math.floor(seconds / 60)
+  if (m < 60) return `${m} min ${String(Math.floor(seconds % 60)).padStart(2, '0')} s`
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`
+}
+
+/** Metadata as the stored JSON, indented (the components print it escaped). */
+export function prettyJson(value: unknown): string {
+  return JSON.stringify(value ?? {}, null, 2)
+}

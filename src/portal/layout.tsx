@@ -1,0 +1,94 @@
+/**
+ * The page shell every portal page shares, and the headers that go with it.
+ * Pages are plain server-rendered HTML: no script at all, one stylesheet from
+ * the same origin, so the Content-Security-Policy can be strict.
+ */
+import type { Context } from 'hono'
+import type { Child } from 'hono/jsx'
+import { raw } from 'hono/html'
+
+/** Which top-level section a page belongs to (highlighted in the nav). */
+export type Section = 'episodes' | 'eval-runs' | 'none'
+
+export interface LayoutProps {
+  title: string
+  section: Section
+  /** Shows the sign-out button. */
+  signedIn: boolean
+  children?: Child
+}
+
+/**
+ * No scripts, styles only from the stylesheet, forms only to the portal, not
+ * framable. Media may come from the object store's origin (the artifact
+ * route redirects to a signed URL there).
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self' https: http:",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
+export function Layout(props: LayoutProps) {
+  const current = (section: Section) => (props.section === section ? { 'aria-current': 'page' } : {})
+  return (
+    <>
+      {raw('<!doctype html>')}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <meta name="referrer" content="same-origin" />
+          <title>{`${props.title} · episodic`}</title>
+          <link rel="stylesheet" href="/portal/assets/style.css" />
+        </head>
+        <body>
+          <header class="top">
+            <a class="brand" href="/portal/episodes">episodic</a>
+            {props.signedIn && (
+              <nav>
+                <a href="/portal/episodes" {...current('episodes')}>Episodes</a>
+                <a href="/portal/eval-runs" {...current('eval-runs')}>Eval runs</a>
+              </nav>
+            )}
+            {props.signedIn && (
+              <form method="post" action="/portal/logout">
+                <button type="submit" class="link">Sign out</button>
+              </form>
+            )}
+          </header>
+          <main>{props.children}</main>
+        </body>
+      </html>
+    </>
+  )
+}
+
+/** Sends a page with the portal's headers (private, never cached, strict CSP). */
+export function sendPage(c: Context, status: 200 | 400 | 401 | 403 | 404 | 500, page: Child): Response | Promise<Response> {
+  c.header('content-security-policy', CONTENT_SECURITY_POLICY)
+  c.header('cache-control', 'no-store')
+  c.header('x-content-type-options', 'nosniff')
+  c.header('x-frame-options', 'DENY')
+  c.header('referrer-policy', 'same-origin')
+  return c.html(page as string | Promise<string>, status)
+}
+
+/** A page that only says what went wrong (not found, a bad filter, a refused form). */
+export function MessagePage(props: { title: string; message: string; signedIn: boolean }) {
+  return (
+    <Layout title={props.title} section="none" signedIn={props.signedIn}>
+      <h1>{props.title}</h1>
+      <p class="sub">{props.message}</p>
+      {props.signedIn && (
+        <p>
+          <a href="/portal/episodes">Back to episodes</a>
+        </p>
+      )}
+    </Layout>
+  )
+}

@@ -1,0 +1,47 @@
+/**
+ * Debian's Chromium driven by playwright-core (no bundled browser download).
+ * When Chromium is missing the browser suites are skipped with a loud
+ * `SKIPPED: chromium not found` warning, except under `CI=true`, where a
+ * missing browser fails the suite: CI must never pass by not looking.
+ * `.ci/run` installs it (`apt-get install -y chromium`).
+ */
+import { existsSync } from 'node:fs'
+import { chromium, type Browser } from 'playwright-core'
+import { describe, it } from 'vitest'
+
+/** Where Debian puts it; CHROMIUM_PATH overrides. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+/** Headless, sandbox-free (containers run as root), and quiet: no background traffic to Google. */
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ARGS, headless: true })
+}
+
+/** `describe` that runs only when Chromium is installed (see the module doc for the CI rule). */
+export function describeWithChromium(name: string, body: () => void, timeout = 90_000): void {
+  if (existsSync(CHROMIUM_PATH)) {
+    describe(name, { timeout }, body)
+    return
+  }
+  if (process.env.CI === 'true') {
+    describe(name, () => {
+      it('needs Chromium (CI=true forbids skipping)', () => {
+        throw new Error(`chromium not found at ${CHROMIUM_PATH}; install it (apt-get install -y chromium) or set CHROMIUM_PATH`)
+      })
+    })
+    return
+  }
+  console.warn(`\n*** SKIPPED: chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium); "${name}" did not run ***\n`)
+  describe.skip(name, body)
+}
