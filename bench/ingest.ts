@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,22 +13,9 @@ import postgres from 'postgres'
 import { createClient, createKey } from '../src/admin/admin.ts'
 import { openDatabase } from '../src/db/open.ts'
 import { NodeSha256 } from '../adapters/node/sha256.ts'
-import { fmt, load, median, startServer, tempDatabase, type LoadResult } from './lib.ts'
+import { fmt, load, median, postJson as post, startServer, tempDatabase, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
-
-function post(agent: Agent, url: URL, key: string, body: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let data = ''
-      res.setEncoding('utf8')
-      res.on('data', (d) => (data += d))
-      res.on('end', () => (res.statusCode! < 300 ? resolve(JSON.parse(data)) : reject(new Error(`${res.statusCode} ${data}`))))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
   const temp = await tempDatabase()

@@ -3,6 +3,7 @@
  * fixed-concurrency load loop with latency percentiles, and table printing.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request, type Agent } from 'node:http'
 import { createTempDatabase } from '../test/helpers/postgres.ts'
 
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -44,10 +45,14 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-/** Starts a server script in a child process and resolves with the URL it prints. */
-export function startServer(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts a server script in a child process and resolves with the URL it
+ * prints. `command` runs the script (default: this Node with tsx).
+ */
+export function startServer(script: string, env: Record<string, string>, command?: string[]): Promise<{ url: string; child: ChildProcess }> {
   const extra = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const [bin, ...args] = command ?? [process.execPath, ...extra, '--import', 'tsx']
+  const child = spawn(bin!, [...args, script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   return new Promise((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (d) => {
@@ -56,6 +61,20 @@ export function startServer(script: string, env: Record<string, string>): Promis
       if (match) resolve({ url: match[1]!, child })
     })
     child.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)))
+  })
+}
+
+/** POSTs a JSON body with an API key over a keep-alive agent; resolves with the parsed reply, rejects on >= 300. */
+export function postJson(agent: Agent, url: URL, key: string, body: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let data = ''
+      res.setEncoding('utf8')
+      res.on('data', (d) => (data += d))
+      res.on('end', () => (res.statusCode! < 300 ? resolve(JSON.parse(data)) : reject(new Error(`${res.statusCode} ${data}`))))
+    })
+    req.on('error', reject)
+    req.end(body)
   })
 }
 

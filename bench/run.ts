@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   ingest: () => import('./ingest.ts'),
   rollup: () => import('./rollup.ts'),
   replay: () => import('./replay.ts'),
+  runtimes: () => import('./runtimes.ts'),
 }
 
 const only = process.argv.slice(2)

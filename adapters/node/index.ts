@@ -39,6 +39,7 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     sha256: NodeSha256,
     authCacheMs: config.authCacheMs,
     baseUrl: config.baseUrl,
+    sessionSecret: overrides.sessionSecret ?? config.sessionSecret ?? fileSecret(config.dataDir, 'session.secret'),
     ...overrides,
     db,
     storage,
@@ -61,17 +62,29 @@ function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
   if (storage.kind === 's3') return createS3Storage({ ...storage.s3, sha256: NodeSha256 })
   return createLocalStorage({
     files: createDiskFiles(join(config.dataDir, 'objects')),
-    secret: storage.secret ?? localSecret(config.dataDir),
+    secret: storage.secret ?? fileSecret(config.dataDir, 'storage.secret'),
     sha256: NodeSha256,
   })
 }
 
-/** The built-in store's signing secret, made once per data folder (mode 0600). */
-function localSecret(dataDir: string): string {
-  const file = join(dataDir, 'storage.secret')
+/**
+ * A signing secret made once per data folder (mode 0600): `storage.secret`
+ * for the built-in store, `session.secret` for portal cookies, so sessions
+ * survive a restart. Instances sharing PostgreSQL without a shared folder set
+ * EPISODIC_SESSION_SECRET instead.
+ */
+function fileSecret(dataDir: string, name: string): string {
+  const file = join(dataDir, name)
   if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  mkdirSync(dataDir, { recursive: true })
   const secret = randomBytes(32).toString('base64url')
-  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
+  try {
+    writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
+  } catch (error) {
+    // Another process made it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim()
+    throw error
+  }
   return secret
 }
 
@@ -97,3 +110,4 @@ export function serveNode(app: { fetch: EpisodicApp['fetch'] }, options: { port?
     server.once('error', reject)
   })
 }
+export { nodeListener, type NodeListenerOptions } from './listener.ts'

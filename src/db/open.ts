@@ -8,9 +8,8 @@
  * const db = await openDatabase({ dataDir: './.episodic/db' })
  */
 import { Kysely } from 'kysely'
-import postgres from 'postgres'
 import { migrateToLatest } from './migrate.ts'
-import { POSTGRES_JS_TYPES, postgresJsDialect } from './postgres-js.ts'
+import { createPostgresDatabase } from './postgres-js.ts'
 import { pgliteDialect } from './pglite.ts'
 import type { Database } from './schema.ts'
 
@@ -27,7 +26,7 @@ export interface OpenDatabaseOptions {
 
 /** A Kysely instance over PostgreSQL or PGlite, migrated to the latest schema. */
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Kysely<Database>> {
-  const db = options.url ? openPostgres(options.url, options.max) : await openPGlite(options.dataDir)
+  const db = options.url ? createPostgresDatabase(options.url, { max: options.max }) : await openPGlite(options.dataDir)
   if (!options.skipMigrations) {
     try {
       await migrateToLatest(db)
@@ -37,16 +36,6 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<K
     }
   }
   return db
-}
-
-function openPostgres(url: string, max = 10): Kysely<Database> {
-  const sql = postgres(url, {
-    max,
-    onnotice: () => {},
-    types: POSTGRES_JS_TYPES,
-    connection: { application_name: 'episodic' },
-  })
-  return new Kysely<Database>({ dialect: postgresJsDialect(sql) })
 }
 
 async function openPGlite(dataDir?: string): Promise<Kysely<Database>> {

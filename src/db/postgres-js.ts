@@ -12,18 +12,20 @@
  * @example
  * const db = new Kysely<Database>({ dialect: postgresJsDialect(postgres(url)) })
  */
+import postgres from 'postgres'
 import {
   CompiledQuery,
+  Kysely,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
   type DatabaseConnection,
   type Dialect,
   type Driver,
-  type Kysely,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
+import type { Database } from './schema.ts'
 
 /**
  * postgres.js options the rows and parameters of this project rely on: jsonb
@@ -124,4 +126,34 @@ export function postgresJsDialect(sql: PostgresJsSql): Dialect {
     createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   }
+}
+
+/** Options of `createPostgresDatabase` and `createPostgresSql`. */
+export interface PostgresDatabaseOptions {
+  /** Pool size (default 10). */
+  max?: number
+}
+
+/**
+ * A postgres.js pool for `url` with the options the project's rows rely on
+ * (jsonb as JSON text, no notices), typed by what `postgresJsDialect` uses.
+ */
+export function createPostgresSql(url: string, options: PostgresDatabaseOptions = {}): PostgresJsSql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    types: POSTGRES_JS_TYPES,
+    connection: { application_name: 'episodic' },
+  })
+}
+
+/**
+ * A Kysely instance over a new postgres.js pool for `url` (see
+ * `createPostgresSql`). Not migrated: see `openDatabase` or `migrateToLatest`.
+ *
+ * @example
+ * const db = createPostgresDatabase('postgres://localhost/episodic', { max: 5 })
+ */
+export function createPostgresDatabase(url: string, options: PostgresDatabaseOptions = {}): Kysely<Database> {
+  return new Kysely<Database>({ dialect: postgresJsDialect(createPostgresSql(url, options)) })
 }

@@ -1,11 +1,30 @@
 /** Query and response schemas of the episode read endpoints. */
 import * as v from 'valibot'
+import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
 import { limitParam } from '../http/fields.ts'
-import { EpisodeRecord, EpisodeSourceSchema } from '../ingest/schemas.ts'
+import { typed } from '../http/typed-schema.ts'
+import { EpisodeRecord, EpisodeSourceSchema, type Episode } from '../ingest/schemas.ts'
 
-export const EpisodeStatusSchema = v.picklist(['recording', 'ready', 'failed', 'archived'], 'must be one of recording, ready, failed, archived')
+export const EpisodeStatusSchema: v.PicklistSchema<readonly EpisodeStatus[], string> = v.picklist(['recording', 'ready', 'failed', 'archived'], 'must be one of recording, ready, failed, archived')
 
-export const ListEpisodesQuery = v.strictObject(
+/** Query of `GET /api/episodes` as sent (query-string values). */
+export interface ListEpisodesParams {
+  /** 1..200, default 50. */
+  limit?: string
+  /** `next_cursor` of the previous page. */
+  cursor?: string
+  source?: EpisodeSource
+  status?: EpisodeStatus
+  policy_version?: string
+  robot?: string
+}
+
+/** The list query after validation (`limit` a number). */
+export interface ListEpisodesInput extends Omit<ListEpisodesParams, 'limit'> {
+  limit: number
+}
+
+export const ListEpisodesQuery: v.GenericSchema<ListEpisodesParams, ListEpisodesInput> = typed<ListEpisodesParams, ListEpisodesInput>()(v.strictObject(
   {
     limit: limitParam,
     cursor: v.optional(v.string()),
@@ -15,10 +34,16 @@ export const ListEpisodesQuery = v.strictObject(
     robot: v.optional(v.pipe(v.string(), v.maxLength(120, 'must be at most 120 characters'))),
   },
   'unknown query parameter',
-)
-export type ListEpisodesInput = v.InferOutput<typeof ListEpisodesQuery>
+))
 
-export const EpisodeList = v.object({
+/** One page of `GET /api/episodes`, newest first. */
+export interface EpisodePage {
+  items: Episode[]
+  /** Pass as `cursor` for the next page; null on the last. */
+  next_cursor: string | null
+}
+
+export const EpisodeList: v.GenericSchema<EpisodePage> = typed<EpisodePage>()(v.object({
   items: v.array(EpisodeRecord),
   next_cursor: v.nullable(v.string()),
-})
+}))

@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { objectOnly } from '../http/fields.ts'
+import { typed } from '../http/typed-schema.ts'
 
 /** A value `JSON.stringify` writes back unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -92,11 +93,34 @@ const MetricColumns = v.objectWithRest(
   'must be an object',
 )
 
-/** The blob: a JSON object (valibot's object schemas alone would take an array). */
-export const MetricBlobSchema = objectOnly(MetricColumns)
+/** A validated metric blob: the known columns typed, extra columns as given (contract, "Metric blob"). */
+export interface MetricBlob {
+  /** Integer >= 0. */
+  steps?: number
+  success_baseline?: boolean | null
+  success_candidate?: boolean | null
+  reward_total_baseline?: number | null
+  reward_total_candidate?: number | null
+  /** Integer >= 0. */
+  collision_count_baseline?: number | null
+  /** Integer >= 0. */
+  collision_count_candidate?: number | null
+  /** >= 0. */
+  time_to_goal_s_baseline?: number | null
+  /** >= 0. */
+  time_to_goal_s_candidate?: number | null
+  /** Mean over steps of the Euclidean norm of (candidate - baseline) actions; >= 0. */
+  action_l2_mean?: number | null
+  /** In [0, 1]. */
+  ood_action_share_baseline?: number | null
+  /** In [0, 1]: share of steps with a candidate component outside the baseline's range. */
+  ood_action_share_candidate?: number | null
+  /** Extra columns: any JSON value, kept as given. */
+  [column: string]: unknown
+}
 
-/** A validated metric blob: the known columns typed, extra columns as given. */
-export type MetricBlob = v.InferOutput<typeof MetricBlobSchema>
+/** The blob: a JSON object (valibot's object schemas alone would take an array). */
+export const MetricBlobSchema: v.GenericSchema<MetricBlob> = typed<MetricBlob>()(objectOnly(MetricColumns))
 
 /**
  * One line per issue, `<prefix>.<column>: <message>` (the prefix alone for an

@@ -4,7 +4,9 @@
  */
 import * as v from 'valibot'
 import { jsonObject, limitParam, optionalText, uuid } from '../http/fields.ts'
-import { MetricBlobSchema } from './metric-blob.ts'
+import { typed } from '../http/typed-schema.ts'
+import { MetricBlobSchema, type MetricBlob } from './metric-blob.ts'
+import type { MetricSummary, ResultStatus, RollupSummary } from './rollup.ts'
 
 /** Eval-run metadata carries hashes and build links, never weights. */
 export const EVAL_METADATA_LIMIT = 64 * 1024
@@ -13,7 +15,25 @@ export const MAX_BASELINES = 1000
 /** Stored length of a failed result's error. */
 export const ERROR_LIMIT = 2000
 
-export const CreateEvalRunBody = v.strictObject(
+/** Body of `POST /api/ingest/eval-run`. */
+export interface CreateEvalRunInput {
+  /** Required, at most 120 characters. */
+  candidate_policy_version: string
+  /** 1..1000 distinct ids of the caller's episodes; any other id refuses the whole request (404). */
+  baseline_episode_ids: string[]
+  baseline_policy_version?: string | null
+  /** Falls back to the candidate version. At most 200 characters. */
+  name?: string | null
+  /** Hashes and build links only, at most 64 KiB as JSON; default `{}`. */
+  metadata?: Record<string, unknown>
+}
+
+/** The create body after validation. */
+export interface CreateEvalRunParsed extends Omit<CreateEvalRunInput, 'metadata'> {
+  metadata: Record<string, unknown>
+}
+
+export const CreateEvalRunBody: v.GenericSchema<CreateEvalRunInput, CreateEvalRunParsed> = typed<CreateEvalRunInput, CreateEvalRunParsed>()(v.strictObject(
   {
     candidate_policy_version: v.pipe(
       v.string('is required and must be a string'),
@@ -31,21 +51,47 @@ export const CreateEvalRunBody = v.strictObject(
     metadata: v.optional(jsonObject(EVAL_METADATA_LIMIT), {}),
   },
   'must be a JSON object',
-)
-export type CreateEvalRunInput = v.InferInput<typeof CreateEvalRunBody>
+))
 
-export const ResultStatusSchema = v.picklist(['pending', 'done', 'failed', 'skipped'])
+export const ResultStatusSchema: v.PicklistSchema<readonly ResultStatus[], undefined> = v.picklist(['pending', 'done', 'failed', 'skipped'])
 
-export const EvalResultRow = v.object({
+/** One result row of an eval run: one per baseline episode. */
+export interface EvalResult {
+  baseline_episode_id: string
+  status: ResultStatus
+  /** Truncated to 2,000 characters; set when `failed`. */
+  error: string | null
+  metrics: Record<string, unknown> | null
+  replay_episode_id: string | null
+  updated_at: string
+}
+
+export const EvalResultRow: v.GenericSchema<EvalResult> = typed<EvalResult>()(v.object({
   baseline_episode_id: v.string(),
   status: ResultStatusSchema,
   error: v.nullable(v.string()),
   metrics: v.nullable(v.record(v.string(), v.unknown())),
   replay_episode_id: v.nullable(v.string()),
   updated_at: v.string(),
-})
+}))
 
-export const EvalRunRecord = v.object({
+/** An eval run without its result rows (as listed). */
+export interface EvalRunInfo {
+  eval_run_id: string
+  name: string
+  status: 'pending' | 'completed'
+  candidate_policy_version: string
+  baseline_policy_version: string | null
+  baseline_episode_ids: string[]
+  metadata: Record<string, unknown>
+  runner_kind: string
+  created_at: string
+  updated_at: string
+  /** The rollup once completed. */
+  summary: Record<string, unknown> | null
+}
+
+const evalRunEntries = {
   eval_run_id: v.string(),
   name: v.string(),
   status: v.picklist(['pending', 'completed']),
@@ -57,19 +103,48 @@ export const EvalRunRecord = v.object({
   created_at: v.string(),
   updated_at: v.string(),
   summary: v.nullable(v.record(v.string(), v.unknown())),
-})
+}
 
-export const CreateEvalRunResponse = v.object({
-  ...EvalRunRecord.entries,
+export const EvalRunRecord: v.GenericSchema<EvalRunInfo> = typed<EvalRunInfo>()(v.object(evalRunEntries))
+
+/** `201` answer of create: the new run, every row pending. */
+export interface CreatedEvalRun extends Omit<EvalRunInfo, 'status'> {
+  status: 'pending'
+  results: { baseline_episode_id: string; status: 'pending' }[]
+}
+
+export const CreateEvalRunResponse: v.GenericSchema<CreatedEvalRun> = typed<CreatedEvalRun>()(v.object({
+  ...evalRunEntries,
   status: v.literal('pending'),
   results: v.array(v.object({ baseline_episode_id: v.string(), status: v.literal('pending') })),
-})
+}))
 
-export const EvalRunWithResults = v.object({ ...EvalRunRecord.entries, results: v.array(EvalResultRow) })
+/** `GET /api/eval-runs/{id}`: the run with its result rows in baseline order. */
+export interface EvalRunDetail extends EvalRunInfo {
+  results: EvalResult[]
+}
 
-export const EvalRunList = v.object({ items: v.array(EvalRunRecord), next_cursor: v.nullable(v.string()) })
+export const EvalRunWithResults: v.GenericSchema<EvalRunDetail> = typed<EvalRunDetail>()(v.object({ ...evalRunEntries, results: v.array(EvalResultRow) }))
 
-export const UploadResultBody = v.strictObject(
+/** One page of `GET /api/eval-runs`, newest first. */
+export interface EvalRunPage {
+  items: EvalRunInfo[]
+  next_cursor: string | null
+}
+
+export const EvalRunList: v.GenericSchema<EvalRunPage> = typed<EvalRunPage>()(v.object({ items: v.array(EvalRunRecord), next_cursor: v.nullable(v.string()) }))
+
+/** Body of `POST /api/ingest/eval-run/{id}/result` (a retry replaces the row). */
+export interface UploadResultInput {
+  baseline_episode_id: string
+  status: 'done' | 'failed'
+  replay_episode_id?: string | null
+  /** Stored truncated to 2,000 characters. */
+  error?: string | null
+  metrics?: MetricBlob | null
+}
+
+export const UploadResultBody: v.GenericSchema<UploadResultInput> = typed<UploadResultInput>()(v.strictObject(
   {
     baseline_episode_id: uuid,
     status: v.picklist(['done', 'failed'], 'must be done or failed'),
@@ -78,26 +153,36 @@ export const UploadResultBody = v.strictObject(
     metrics: v.optional(v.nullable(MetricBlobSchema)),
   },
   'must be a JSON object',
-)
-export type UploadResultInput = v.InferInput<typeof UploadResultBody>
+))
 
-export const UploadResultResponse = v.object({
+/** `200` answer of the result upload. */
+export interface UploadResultResult {
+  eval_run_id: string
+  baseline_episode_id: string
+  status: 'done' | 'failed'
+  updated_at: string
+}
+
+export const UploadResultResponse: v.GenericSchema<UploadResultResult> = typed<UploadResultResult>()(v.object({
   eval_run_id: v.string(),
   baseline_episode_id: v.string(),
   status: v.picklist(['done', 'failed']),
   updated_at: v.string(),
-})
+}))
 
-export const FinalizeEvalRunBody = v.strictObject({}, 'must be an empty JSON object')
+/** Body of the eval-run finalize: `{}` (no field is accepted). */
+export type FinalizeEvalRunInput = Record<never, never>
 
-export const MetricSummarySchema = v.object({
+export const FinalizeEvalRunBody: v.GenericSchema<FinalizeEvalRunInput> = typed<FinalizeEvalRunInput>()(v.strictObject({}, 'must be an empty JSON object'))
+
+export const MetricSummarySchema: v.GenericSchema<MetricSummary> = typed<MetricSummary>()(v.object({
   baseline: v.nullable(v.number()),
   candidate: v.nullable(v.number()),
   delta: v.nullable(v.number()),
   delta_is_better: v.nullable(v.boolean()),
-})
+}))
 
-export const RollupSummarySchema = v.object({
+export const RollupSummarySchema: v.GenericSchema<RollupSummary> = typed<RollupSummary>()(v.object({
   success_rate: MetricSummarySchema,
   reward_mean: MetricSummarySchema,
   collision_rate: MetricSummarySchema,
@@ -107,21 +192,41 @@ export const RollupSummarySchema = v.object({
   metric_total: v.number(),
   recommend: v.picklist(['ship', 'hold']),
   episodes: v.object({ total: v.number(), done: v.number(), failed: v.number(), skipped: v.number(), pending: v.number() }),
-})
+}))
 
-export const FinalizeEvalRunResponse = v.object({
+/** `200` answer of the eval-run finalize (the same body on every repeat). */
+export interface FinalizedEvalRun {
+  eval_run_id: string
+  status: 'completed'
+  updated_at: string
+  summary: RollupSummary
+}
+
+export const FinalizeEvalRunResponse: v.GenericSchema<FinalizedEvalRun> = typed<FinalizedEvalRun>()(v.object({
   eval_run_id: v.string(),
   status: v.literal('completed'),
   updated_at: v.string(),
   summary: RollupSummarySchema,
-})
+}))
 
-export const ListEvalRunsQuery = v.strictObject(
+/** Query of `GET /api/eval-runs` as sent. */
+export interface ListEvalRunsParams {
+  /** 1..200, default 50. */
+  limit?: string
+  cursor?: string
+  status?: 'pending' | 'completed'
+}
+
+/** The eval-run list query after validation. */
+export interface ListEvalRunsInput extends Omit<ListEvalRunsParams, 'limit'> {
+  limit: number
+}
+
+export const ListEvalRunsQuery: v.GenericSchema<ListEvalRunsParams, ListEvalRunsInput> = typed<ListEvalRunsParams, ListEvalRunsInput>()(v.strictObject(
   {
     limit: limitParam,
     cursor: v.optional(v.string()),
     status: v.optional(v.picklist(['pending', 'completed'], 'must be pending or completed')),
   },
   'unknown query parameter',
-)
-export type ListEvalRunsInput = v.InferOutput<typeof ListEvalRunsQuery>
+))

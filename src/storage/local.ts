@@ -77,7 +77,10 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     const verdict = await verifyPresigned(request, presigner, now)
     if (!verdict.ok) return s3ErrorResponse(verdict)
     // A valid signature covers the raw path, so this decodes a path we minted.
-    const key = path.startsWith(LOCAL_STORAGE_PREFIX) ? safeDecode(path.slice(LOCAL_STORAGE_PREFIX.length)) : null
+    // The store may sit under a prefix (the app mounted at `/episodic`): the
+    // key is what follows the first `/storage/`.
+    const at = path.indexOf(LOCAL_STORAGE_PREFIX)
+    const key = at >= 0 ? safeDecode(path.slice(at + LOCAL_STORAGE_PREFIX.length)) : null
     if (key === null || !isSafeKey(key)) return s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' })
     return request.method === 'PUT' ? put(key, request) : get(key)
   }

@@ -15,11 +15,12 @@ export type S3ErrorCode =
   | 'NoSuchKey'
   | 'MethodNotAllowed'
   | 'IncompleteBody'
+  | 'MissingContentLength'
   | 'InternalError'
 
 /** An S3 error: HTTP status, code and human-readable message. */
 export interface S3Error {
-  status: 400 | 403 | 404 | 405 | 500
+  status: 400 | 403 | 404 | 405 | 411 | 500
   code: S3ErrorCode
   message: string
 }

@@ -1,0 +1,72 @@
+/**
+ * bench/runtimes: the open (3 signed URLs) + finalize load of bench/ingest.ts
+ * against the same service on Node, Bun and Deno in one run, all three on one
+ * PostgreSQL database. Each runtime serves with its own adapter
+ * (bench/ingest-server.ts on Node; examples/bun and examples/deno, the binaries
+ * from npm); rounds alternate between runtimes so drift hits all alike.
+ * Prints requests/s per runtime (two per pair) and the ratio to Node.
+ *
+ *   npx tsx bench/runtimes.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
+ */
+import { Agent } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createClient, createKey } from '../src/admin/admin.ts'
+import { openDatabase } from '../src/db/open.ts'
+import { NodeSha256 } from '../adapters/node/sha256.ts'
+import { fmt, load, median, postJson, startServer, tempDatabase, type LoadResult } from './lib.ts'
+
+const CONCURRENCY = 50
+const ROOT = resolve(import.meta.dirname, '..')
+const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name)
+
+const RUNTIMES: { name: string; script: string; command?: string[] }[] = [
+  { name: 'Node', script: 'bench/ingest-server.ts' },
+  { name: 'Bun', script: 'examples/bun/server.ts', command: [bin('bun')] },
+  { name: 'Deno', script: 'examples/deno/server.ts', command: [bin('deno'), 'run', '-A'] },
+]
+
+export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
+  const temp = await tempDatabase()
+  const dataDir = mkdtempSync(join(tmpdir(), 'episodic-bench-'))
+  const db = await openDatabase({ url: temp.url, max: 2 })
+  await createClient({ db, sha256: NodeSha256 }, 'bench')
+  const { key } = await createKey({ db, sha256: NodeSha256 }, 'bench')
+  await db.destroy()
+
+  const env = { DATABASE_URL: temp.url, EPISODIC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }
+  const servers = await Promise.all(RUNTIMES.map((r) => startServer(join(ROOT, r.script), env, r.command)))
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+  const pair = (url: string) => async () => {
+    const opened = await postJson(agent, new URL('/api/ingest/episode', url), key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
+    await postJson(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
+  }
+
+  try {
+    for (const server of servers) await load(CONCURRENCY, 1, pair(server.url)) // warm up
+    const results: LoadResult[][] = RUNTIMES.map(() => [])
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, server] of servers.entries()) results[i]!.push(await load(CONCURRENCY, seconds, pair(server.url)))
+    }
+    const rows = RUNTIMES.map((r, i) => ({
+      name: r.name,
+      requests: 2 * median(results[i]!.map((x) => x.perSecond)),
+      p50: median(results[i]!.map((x) => x.p50)),
+      p99: median(results[i]!.map((x) => x.p99)),
+    }))
+    const node = rows[0]!.requests
+    console.log(`\nbench/runtimes: open + finalize, ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s per runtime, medians`)
+    console.log('| runtime | requests/s | pair p50 ms | pair p99 ms | vs Node |')
+    console.log('|---|---:|---:|---:|---:|')
+    for (const row of rows) console.log(`| ${row.name} | ${fmt(row.requests)} | ${fmt(row.p50, 2)} | ${fmt(row.p99, 2)} | ${fmt(row.requests / node, 2)} |`)
+    return Object.fromEntries(rows.map((row) => [row.name, { requestsPerSecond: row.requests, ratioToNode: row.requests / node }]))
+  } finally {
+    agent.destroy()
+    for (const server of servers) server.child.kill()
+    await temp.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main()
