@@ -1,12 +1,9 @@
 /**
  * The runtime-neutral suite against examples/bun/server.ts run by `bun` from npm on PostgreSQL.
  */
+import { replayClientTest } from './replay.ts'
 import { describeRuntime } from './suite.ts'
 
-describeRuntime('bun', () => {
-  // REPLAY HOOK: the replay client on Bun (runAgainst with a small policy)
-  // goes here. The running service is the callback's argument; run the client
-  // with runScript('bun', 'test/runtimes/<script>.ts', { EPISODIC_BASE_URL:
-  // service().url, EPISODIC_API_KEY: (await service().newTenant()).key }) from
-  // ./harness.ts. Baseline artifacts can be PUT through the open endpoint's URLs.
+describeRuntime('bun', (service) => {
+  replayClientTest('bun', service)
 })

@@ -4,6 +4,7 @@
  * /episodic.
  */
 import { expect, it } from 'vitest'
+import { replayClientTest } from './replay.ts'
 import { describeRuntime } from './suite.ts'
 
 describeRuntime('node', (service) => {
@@ -15,9 +16,5 @@ describeRuntime('node', (service) => {
     expect(await unknown.json()).toEqual({ error: expect.any(String) })
   })
 
-  // REPLAY HOOK: the replay client on Node (runAgainst with a small policy)
-  // goes here. The running service is the callback's argument; run the client
-  // with runScript('node', 'test/runtimes/<script>.ts', { EPISODIC_BASE_URL:
-  // service().url, EPISODIC_API_KEY: (await service().newTenant()).key }) from
-  // ./harness.ts. Baseline artifacts can be PUT through the open endpoint's URLs.
+  replayClientTest('node', service)
 })
