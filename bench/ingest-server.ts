@@ -5,4 +5,4 @@ import { readConfig } from '../src/config.ts'
 const { app } = await createNodeApp(readConfig(process.env))
 const server = await serveNode(app, { port: 0 })
 console.log(`listening on ${server.url}`)
-process.on('SIGINT', () => process.exit(0))
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0))

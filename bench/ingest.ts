@@ -1,7 +1,9 @@
 /**
  * bench/ingest: open (3 signed URLs) + finalize over HTTP against the real
  * PostgreSQL with 50 concurrent clients, next to raw postgres.js doing the
- * same INSERT and UPDATE on the same database in the same run.
+ * same INSERT and UPDATE on the same database in the same run, and next to
+ * the floor: a bare Hono handler doing that raw SQL over HTTP (no auth,
+ * validation or signing), which shows what HTTP itself costs on this machine.
  *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
@@ -27,6 +29,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   await db.destroy()
 
   const server = await startServer('bench/ingest-server.ts', { DATABASE_URL: temp.url, EPISODIC_DATA_DIR: dataDir, PORT: '0' })
+  const floorServer = await startServer('bench/ingest-floor-server.ts', { DATABASE_URL: temp.url, BENCH_CLIENT_ID: clientId })
   const sql = postgres(temp.url, { max: 10, onnotice: () => {} })
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
   const openUrl = new URL('/api/ingest/episode', server.url)
@@ -34,6 +37,10 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   const httpPair = async () => {
     const opened = await post(agent, openUrl, key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
     await post(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, server.url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
+  }
+  const floorPair = async () => {
+    const opened = await post(agent, new URL('/open', floorServer.url), key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
+    await post(agent, new URL(`/finalize/${opened.episode_id}`, floorServer.url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
   }
   const rawPair = async () => {
     const id = crypto.randomUUID()
@@ -48,24 +55,30 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   try {
     await load(CONCURRENCY, 1, httpPair) // warm up both paths
     await load(CONCURRENCY, 1, rawPair)
-    const http: LoadResult[] = []
-    const raw: LoadResult[] = []
+    await load(CONCURRENCY, 1, floorPair)
+    const runs: Record<'http' | 'raw' | 'floor', LoadResult[]> = { http: [], raw: [], floor: [] }
     for (let round = 0; round < rounds; round++) {
-      raw.push(await load(CONCURRENCY, seconds, rawPair))
-      http.push(await load(CONCURRENCY, seconds, httpPair))
+      runs.raw.push(await load(CONCURRENCY, seconds, rawPair))
+      runs.http.push(await load(CONCURRENCY, seconds, httpPair))
+      runs.floor.push(await load(CONCURRENCY, seconds, floorPair))
     }
-    const h = { rate: median(http.map((r) => r.perSecond)), p50: median(http.map((r) => r.p50)), p99: median(http.map((r) => r.p99)) }
-    const r = { rate: median(raw.map((x) => x.perSecond)), p50: median(raw.map((x) => x.p50)), p99: median(raw.map((x) => x.p99)) }
+    const summarize = (list: LoadResult[]) => ({ rate: median(list.map((x) => x.perSecond)), p50: median(list.map((x) => x.p50)), p99: median(list.map((x) => x.p99)) })
+    const h = summarize(runs.http)
+    const r = summarize(runs.raw)
+    const f = summarize(runs.floor)
+    const row = (name: string, x: typeof h) => `| ${name} | ${fmt(x.rate)} | ${fmt(x.p50, 2)} | ${fmt(x.p99, 2)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians`)
-    console.log('| path | pairs/s | p50 ms | p99 ms |')
-    console.log('|---|---:|---:|---:|')
-    console.log(`| HTTP open (3 URLs) + finalize | ${fmt(h.rate)} | ${fmt(h.p50, 2)} | ${fmt(h.p99, 2)} |`)
-    console.log(`| raw postgres.js INSERT + UPDATE | ${fmt(r.rate)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} |`)
-    console.log(`ratio HTTP/raw: ${fmt(h.rate / r.rate, 2)} (target >= 0.60); HTTP pair p99 ${fmt(h.p99, 1)} ms (target < 25 ms)`)
-    return { http: h, raw: r, ratio: h.rate / r.rate }
+    console.log('| path | pairs/s | pair p50 ms | pair p99 ms | vs raw SQL |')
+    console.log('|---|---:|---:|---:|---:|')
+    console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
+    console.log(row('floor: bare Hono + raw SQL over HTTP', f))
+    console.log(row('raw postgres.js INSERT + UPDATE', r))
+    console.log(`episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60), episodic/floor ${fmt(h.rate / f.rate, 2)}; episodic pair p99 ${fmt(h.p99, 1)} ms (target < 25 ms)`)
+    return { http: h, raw: r, floor: f, ratio: h.rate / r.rate }
   } finally {
     agent.destroy()
     server.child.kill()
+    floorServer.child.kill()
     await sql.end()
     await temp.drop()
     rmSync(dataDir, { recursive: true, force: true })

@@ -61,6 +61,7 @@ Open an episode:
     -H 'Content-Type: application/json' \\
     -d '{"name": "first run", "robot": "arm-1", "request_uploads": ["actions"]}'
 
+The portal (sign in with the same key): ${url}/portal
 More keys: npm run episodic -- keys create --client default
 `)
 }
