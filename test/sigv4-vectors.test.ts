@@ -13,7 +13,8 @@
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
 import { SignatureV4 } from '@smithy/signature-v4'
-import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { NodeSha256 } from '../adapters/node/sha256.ts'
@@ -22,7 +23,13 @@ import { escapeUri } from '../src/storage/keys.ts'
 import { verifyPresigned } from '../src/storage/sigv4-verify.ts'
 import { createPresigner, parseQuery } from '../src/storage/sigv4.ts'
 
-const ROOT = process.env.SIGV4_VECTORS ?? '/work/shared/testdata/sigv4'
+/** The vectors live in shared/ beside the repository (CI clones it that way). */
+const ROOT = [
+  process.env.SIGV4_VECTORS,
+  fileURLToPath(new URL('../../shared/testdata/sigv4', import.meta.url)),
+  '/work/shared/testdata/sigv4',
+].find((dir): dir is string => Boolean(dir) && existsSync(dir!))
+if (!ROOT) throw new Error('SigV4 vectors not found: set SIGV4_VECTORS or keep shared/ beside the repository')
 const SUITE = join(ROOT, 'aws-signing-test-suite/v4')
 const LEGACY = join(ROOT, 'aws-sig-v4-test-suite')
 const read = (...parts: string[]) => readFileSync(join(...parts), 'utf8')
