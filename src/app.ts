@@ -5,7 +5,7 @@
  * runs under Node, Deno, Bun and Cloudflare Workers.
  *
  * @example
- * const db = await openDatabase({ url: process.env.DATABASE_URL })
+ * const db = await openDatabase({ url: env.DATABASE_URL })
  * const app = createApp({ db, storage: createS3Storage({ ... }) })
  * export default { fetch: app.fetch }
  */

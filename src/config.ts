@@ -4,7 +4,7 @@
  * object, so Workers (`env`), Deno and Node all pass theirs in.
  *
  * @example
- * const config = readConfig(process.env)
+ * const config = readConfig(env) // Node's process environment, Deno.env.toObject(), a Worker's env
  */
 export interface S3Config {
   endpoint: string

@@ -7,7 +7,7 @@
  *
  * @example
  * import { createApp, createS3Storage, openDatabase, readConfig } from 'episodic'
- * const config = readConfig(process.env)
+ * const config = readConfig(env) // Node's process environment, Deno.env.toObject(), a Worker's env
  * const db = await openDatabase({ url: config.databaseUrl }) // migrates
  * const app = createApp({ db, storage: createS3Storage({ endpoint, bucket, accessKeyId, secretAccessKey }) })
  * export default { fetch: app.fetch }

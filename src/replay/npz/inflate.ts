@@ -29,7 +29,7 @@ export type InflateRawSync = (data: Uint8Array, options: { chunkSize?: number; i
  * without a concatenating copy (and the spare byte exposes an oversized member).
  *
  * @example
- * import zlib from 'node:zlib'
+ * // zlib: node's zlib module (Node, Deno and Bun all provide it)
  * const inflate = createZlibInflate(zlib.inflateRawSync)
  * const arrays = readNpz(bytes, { inflate })
  */
