@@ -36,7 +36,8 @@ const rows = fc.array(row, { maxLength: 12 })
 /** The contract table restated column by column, as arrays: obviously right, not clever. */
 function reference(input: RollupRow[]) {
   const blobs = input.filter((r) => r.status === 'done' && r.metrics !== null).map((r) => r.metrics as MetricBlob)
-  const average = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length)
+  // `+ 0` turns -0 into 0: the rollup never reports -0 (a mean of 0 and -5e-324 rounds to -0).
+  const average = (xs: number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length + 0)
   const column = (key: keyof MetricBlob) => blobs.map((m) => m[key]).filter((x) => x !== null && x !== undefined)
   const side = (name: string, suffix: string) => {
     if (name === 'success_rate') return average(column(`success_${suffix}` as keyof MetricBlob).map((b) => (b ? 1 : 0)))

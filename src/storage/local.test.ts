@@ -159,3 +159,38 @@ describe('built-in local object store', () => {
     await expect(putUrl('c1/../../etc/passwd')).rejects.toThrow(/unsafe object key/)
   })
 })
+
+describe('refused uploads', () => {
+  /** A body of `chunks` x 1 MiB that records how much of it was read and whether it was cancelled. */
+  function trackedBody(chunks: number) {
+    const state = { pulled: 0, cancelled: false }
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (state.pulled === chunks) return controller.close()
+        state.pulled++
+        controller.enqueue(new Uint8Array(1024 * 1024))
+      },
+      cancel() {
+        state.cancelled = true
+      },
+    })
+    return { body, state }
+  }
+
+  it('reads a small refused body to the end before answering 403, so the uploader sees the answer', async () => {
+    const { put, putUrl } = setup()
+    const { body, state } = trackedBody(3)
+    const response = await put((await putUrl()).url, body, 'application/json')
+    expect((await s3Error(response)).code).toBe('SignatureDoesNotMatch')
+    expect(state).toEqual({ pulled: 3, cancelled: false })
+  })
+
+  it('stops reading a refused body past 16 MiB', async () => {
+    const { put, putUrl } = setup()
+    const { body, state } = trackedBody(64)
+    const response = await put((await putUrl()).url, body, 'application/json')
+    expect(response.status).toBe(403)
+    expect(state.cancelled).toBe(true)
+    expect(state.pulled).toBeLessThan(20)
+  })
+})

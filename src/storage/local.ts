@@ -75,13 +75,13 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     }
     const path = new URL(request.url).pathname
     const verdict = await verifyPresigned(request, presigner, now)
-    if (!verdict.ok) return s3ErrorResponse(verdict)
+    if (!verdict.ok) return refuse(request, s3ErrorResponse(verdict))
     // A valid signature covers the raw path, so this decodes a path we minted.
     // The store may sit under a prefix (the app mounted at `/episodic`): the
     // key is what follows the first `/storage/`.
     const at = path.indexOf(LOCAL_STORAGE_PREFIX)
     const key = at >= 0 ? safeDecode(path.slice(at + LOCAL_STORAGE_PREFIX.length)) : null
-    if (key === null || !isSafeKey(key)) return s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' })
+    if (key === null || !isSafeKey(key)) return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' }))
     return request.method === 'PUT' ? put(key, request) : get(key)
   }
 
@@ -108,6 +108,33 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     publicUrl: () => null,
     handle,
   }
+}
+
+/** Most of a refused upload's body that is read (and discarded) before answering. */
+const REFUSED_BODY_DRAIN = 16 * 1024 * 1024
+
+/**
+ * Answers a refused request. A refused PUT's body is read and discarded (up
+ * to 16 MiB) first: some servers (workerd) reset a connection whose request
+ * body was never read, and the uploader would see a network error instead of
+ * the 403 that says what is wrong. Larger bodies are cut off, so nobody can
+ * make the store read an unbounded body without a valid signature.
+ */
+async function refuse(request: Request, response: Response): Promise<Response> {
+  if (request.method !== 'PUT' || !request.body) return response
+  const reader = request.body.getReader()
+  let read = 0
+  try {
+    while (read <= REFUSED_BODY_DRAIN) {
+      const { done, value } = await reader.read()
+      if (done) return response
+      read += value.byteLength
+    }
+    await reader.cancel()
+  } catch {
+    // The uploader went away; the answer no longer matters.
+  }
+  return response
 }
 
 function safeDecode(text: string): string | null {
