@@ -4,7 +4,7 @@
  * files, @file baseline lists, profiles) and the documented exit codes.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -33,6 +33,11 @@ export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/p
 `,
   )
   writeFileSync(join(dir, 'typed.ts'), `export function act(obs: Record<string, { data: Float64Array }>): Record<string, unknown> { return { '/joint_states/position': obs['/joint_states/position']!.data } }\n`)
+  // A policy package resolved from the working directory (node_modules/lab-policies).
+  mkdirSync(join(dir, 'node_modules', 'lab-policies'), { recursive: true })
+  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'package.json'), JSON.stringify({ name: 'lab-policies', type: 'module', exports: { '.': './index.js', './v2': './v2.js' } }))
+  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'index.js'), `export default { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`)
+  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'v2.js'), `export const nested = { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`)
   writeFileSync(join(dir, 'ids.txt'), `${baselines[0]}\n\n${baselines[1]}\n`)
   writeFileSync(join(dir, 'credentials'), `[default]\napi_key = epk_aaaaaaaaaaaa_${'C'.repeat(43)}\n\n[lab]\napi_key = ${key}\nbase_url = ${svc.url}\n`)
 })
@@ -87,6 +92,17 @@ describe('episodic replay run', () => {
     const typed = await cli(['--policy', './typed.ts:act', '--candidate-version', 'c4', '--baseline-episodes', `@${join(dir, 'ids.txt')}`])
     expect(typed.stderr).toBe('')
     expect(typed.code).toBe(0)
+  })
+
+  it('loads a policy from an installed package, its subpath exports and default export', async () => {
+    const fromDefault = await cli(['--policy', 'lab-policies:act', ...common()])
+    expect(fromDefault.stderr).toBe('')
+    expect(fromDefault.code).toBe(0)
+    const fromSubpath = await cli(['--policy', 'lab-policies/v2:nested.act', ...common()])
+    expect(fromSubpath.code).toBe(0)
+    const missing = await cli(['--policy', 'no-such-package:act', ...common()])
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toContain('cannot be resolved')
   })
 
   it('reports a failing policy per episode and keeps going', async () => {
