@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The eval-run page's chart: per-episode baseline vs candidate values of one
  * metric-blob column, drawn on the server as SVG (no script, no CDN). Each

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Episode pages: the filtered, cursor-paged list (`/portal/episodes`) and one
  * episode with every field, its metadata as the stored JSON, its artifacts

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Eval-run pages: the list (`/portal/eval-runs`) and one run
  * (`/portal/eval-runs/:id`, the link `episodic replay run` prints) with its

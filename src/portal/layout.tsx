@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The page shell every portal page shares, and the headers that go with it.
  * Pages are plain server-rendered HTML: no script at all, one stylesheet from

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Signing in and out. Sign-in takes an API key pasted into a form, checks it
  * exactly as the API does (so a revoked or wrong key fails the same way) and

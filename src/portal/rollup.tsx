@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The rollup part of the eval-run page: the recommendation and the metric
  * table, read from the summary the server stored at finalize (the rule that

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The portal: server-rendered pages for a client's episodes and eval runs,
  * mounted by `createApp` at `/portal` and served by the same fetch handler on
