@@ -8,36 +8,19 @@
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
 import { Agent } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import postgres from 'postgres'
-import { createClient, createKey } from '../src/admin/admin.ts'
-import { openDatabase } from '../src/db/open.ts'
-import { NodeSha256 } from '../adapters/node/sha256.ts'
-import { fmt, load, median, postJson as post, startServer, tempDatabase, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, median, postJson as post, startServer, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
 
 export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
-  const temp = await tempDatabase()
-  const dataDir = mkdtempSync(join(tmpdir(), 'episodic-bench-'))
-  const db = await openDatabase({ url: temp.url, max: 2 })
-  await createClient({ db, sha256: NodeSha256 }, 'bench')
-  const { key } = await createKey({ db, sha256: NodeSha256 }, 'bench')
-  const clientId = (await db.selectFrom('clients').select('id').executeTakeFirstOrThrow()).id
-  await db.destroy()
-
-  const server = await startServer('bench/ingest-server.ts', { DATABASE_URL: temp.url, EPISODIC_DATA_DIR: dataDir, PORT: '0' })
-  const floorServer = await startServer('bench/ingest-floor-server.ts', { DATABASE_URL: temp.url, BENCH_CLIENT_ID: clientId })
-  const sql = postgres(temp.url, { max: 10, onnotice: () => {} })
+  const tenant = await benchTenant()
+  const { key, clientId } = tenant
+  const server = await startServer('bench/ingest-server.ts', { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0' })
+  const floorServer = await startServer('bench/ingest-floor-server.ts', { DATABASE_URL: tenant.databaseUrl, BENCH_CLIENT_ID: clientId })
+  const sql = postgres(tenant.databaseUrl, { max: 10, onnotice: () => {} })
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-  const openUrl = new URL('/api/ingest/episode', server.url)
-
-  const httpPair = async () => {
-    const opened = await post(agent, openUrl, key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
-    await post(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, server.url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
-  }
+  const httpPair = episodicPair(agent, server.url, key)
   const floorPair = async () => {
     const opened = await post(agent, new URL('/open', floorServer.url), key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
     await post(agent, new URL(`/finalize/${opened.episode_id}`, floorServer.url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
@@ -80,8 +63,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     server.child.kill()
     floorServer.child.kill()
     await sql.end()
-    await temp.drop()
-    rmSync(dataDir, { recursive: true, force: true })
+    await tenant.cleanup()
   }
 }
 

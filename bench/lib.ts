@@ -1,9 +1,16 @@
 /**
- * Shared pieces of the benchmarks: a throwaway PostgreSQL database, a
+ * Shared pieces of the benchmarks: a throwaway PostgreSQL database (with a
+ * client and key for the ingest benches), the open+finalize pair, a
  * fixed-concurrency load loop with latency percentiles, and table printing.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { request, type Agent } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { NodeSha256 } from '../adapters/node/sha256.ts'
+import { createClient, createKey } from '../src/admin/admin.ts'
+import { openDatabase } from '../src/db/open.ts'
 import { createTempDatabase } from '../test/helpers/postgres.ts'
 
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -79,3 +86,40 @@ export function postJson(agent: Agent, url: URL, key: string, body: string): Pro
 }
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+/** What an ingest bench needs: a throwaway database with one client and key, and a data folder. */
+export interface BenchTenant {
+  databaseUrl: string
+  dataDir: string
+  clientId: string
+  key: string
+  cleanup(): Promise<void>
+}
+
+export async function benchTenant(): Promise<BenchTenant> {
+  const temp = await tempDatabase()
+  const dataDir = mkdtempSync(join(tmpdir(), 'episodic-bench-'))
+  const db = await openDatabase({ url: temp.url, max: 2 })
+  const client = await createClient({ db, sha256: NodeSha256 }, 'bench')
+  const { key } = await createKey({ db, sha256: NodeSha256 }, 'bench')
+  await db.destroy()
+  return {
+    databaseUrl: temp.url,
+    dataDir,
+    clientId: client.id,
+    key,
+    async cleanup() {
+      await temp.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** One open (3 signed URLs) + finalize against an episodic server at `baseUrl`. */
+export function episodicPair(agent: Agent, baseUrl: string, key: string): () => Promise<void> {
+  const openUrl = new URL('/api/ingest/episode', baseUrl)
+  return async () => {
+    const opened = await postJson(agent, openUrl, key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
+    await postJson(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, baseUrl), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
+  }
+}

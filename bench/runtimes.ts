@@ -9,13 +9,8 @@
  *   npx tsx bench/runtimes.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
 import { Agent } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { createClient, createKey } from '../src/admin/admin.ts'
-import { openDatabase } from '../src/db/open.ts'
-import { NodeSha256 } from '../adapters/node/sha256.ts'
-import { fmt, load, median, postJson, startServer, tempDatabase, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, median, startServer, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
 const ROOT = resolve(import.meta.dirname, '..')
@@ -28,20 +23,11 @@ const RUNTIMES: { name: string; script: string; command?: string[] }[] = [
 ]
 
 export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
-  const temp = await tempDatabase()
-  const dataDir = mkdtempSync(join(tmpdir(), 'episodic-bench-'))
-  const db = await openDatabase({ url: temp.url, max: 2 })
-  await createClient({ db, sha256: NodeSha256 }, 'bench')
-  const { key } = await createKey({ db, sha256: NodeSha256 }, 'bench')
-  await db.destroy()
-
-  const env = { DATABASE_URL: temp.url, EPISODIC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }
+  const tenant = await benchTenant()
+  const env = { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0', HOST: '127.0.0.1' }
   const servers = await Promise.all(RUNTIMES.map((r) => startServer(join(ROOT, r.script), env, r.command)))
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-  const pair = (url: string) => async () => {
-    const opened = await postJson(agent, new URL('/api/ingest/episode', url), key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
-    await postJson(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, url), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
-  }
+  const pair = (url: string) => episodicPair(agent, url, tenant.key)
 
   try {
     for (const server of servers) await load(CONCURRENCY, 1, pair(server.url)) // warm up
@@ -64,8 +50,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   } finally {
     agent.destroy()
     for (const server of servers) server.child.kill()
-    await temp.drop()
-    rmSync(dataDir, { recursive: true, force: true })
+    await tenant.cleanup()
   }
 }
 

@@ -2,7 +2,7 @@
  * Table types for Kysely. Column names match the wire names where a column is
  * exposed (snake_case), so row-to-JSON mapping stays obvious.
  */
-import type { ColumnType, Generated } from 'kysely'
+import type { ColumnType } from 'kysely'
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
 /** int8 columns: postgres.js returns strings, PGlite numbers; mappers use Number(). */
@@ -83,5 +83,3 @@ export interface Database {
   eval_results: EvalResultsTable
 }
 
-/** Marker so `Generated` stays importable for future tables. */
-export type { Generated }
