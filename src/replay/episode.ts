@@ -27,12 +27,14 @@ export interface EpisodeInput {
   /** The baseline episode's metadata (outcome values). */
   metadata: Record<string, unknown>
   inflate?: Inflate
+  /** `actions` and `sensors` are handed over (fresh downloads): decode them in place, without copying stored arrays. */
+  inPlace?: boolean
 }
 
 /** Runs the policy over one episode and returns its metric blob and candidate outcome. */
 export async function replayEpisode(policy: Policy, input: EpisodeInput): Promise<{ metrics: MetricBlob; outcome: Outcome }> {
-  const actions = readArchive(input.actions, 'actions.npz', input.inflate)
-  const sensors = readArchive(input.sensors, 'sensors.npz', input.inflate)
+  const actions = readArchive(input.actions, 'actions.npz', input)
+  const sensors = readArchive(input.sensors, 'sensors.npz', input)
   const recorder = new CandidateRecorder(actions)
   const steps = recorder.steps
   const keys = Object.keys(sensors)
@@ -77,9 +79,9 @@ export async function replayEpisode(policy: Policy, input: EpisodeInput): Promis
   }
 }
 
-function readArchive(bytes: Uint8Array, name: string, inflate?: Inflate): Record<string, NdArray> {
+function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace }: EpisodeInput): Record<string, NdArray> {
   try {
-    return readNpz(bytes, { inflate })
+    return readNpz(bytes, { inflate, inPlace })
   } catch (error) {
     throw new Error(`${name}: ${(error as Error).message}`, { cause: error })
   }

@@ -124,7 +124,7 @@ export async function runAgainst(run: EvalRunHandle, policy: Policy, options: Ru
     try {
       baseline = await client.getEpisode(baselineId)
       const [actions, sensors] = await Promise.all([client.downloadArtifact(baselineId, 'actions'), client.downloadArtifact(baselineId, 'sensors')])
-      replayed = await replayEpisode(policy, { actions, sensors, metadata: baseline.metadata, inflate })
+      replayed = await replayEpisode(policy, { actions, sensors, metadata: baseline.metadata, inflate, inPlace: true })
       result.metrics = replayed.metrics
     } catch (error) {
       // The network and the service itself (key refused, 5xx) stop the run;

@@ -21,21 +21,21 @@ function beBytes(values: number[], size: number, set: (v: DataView, at: number, 
 
 describe('decodeNpy', () => {
   it('byte-swaps big-endian data into a native array', () => {
-    const f8 = decodeNpy(npy('>f8', [3], beBytes([1.5, -2, Math.PI], 8, (v, at, x) => v.setFloat64(at, x))), 'x.npy', false)
+    const f8 = decodeNpy(npy('>f8', [3], beBytes([1.5, -2, Math.PI], 8, (v, at, x) => v.setFloat64(at, x))), 'x.npy', 'borrowed')
     expect(f8).toEqual({ dtype: 'float64', shape: [3], data: new Float64Array([1.5, -2, Math.PI]), order: 'C' })
-    const i2 = decodeNpy(npy('>i2', [2], beBytes([-2, 300], 2, (v, at, x) => v.setInt16(at, x))), 'x.npy', true)
+    const i2 = decodeNpy(npy('>i2', [2], beBytes([-2, 300], 2, (v, at, x) => v.setInt16(at, x))), 'x.npy', 'owned')
     expect(i2.data).toEqual(new Int16Array([-2, 300]))
-    const u4 = decodeNpy(npy('>u4', [1], beBytes([0xdeadbeef], 4, (v, at, x) => v.setUint32(at, x))), 'x.npy', true)
+    const u4 = decodeNpy(npy('>u4', [1], beBytes([0xdeadbeef], 4, (v, at, x) => v.setUint32(at, x))), 'x.npy', 'owned')
     expect(u4.data).toEqual(new Uint32Array([0xdeadbeef]))
-    const i8 = decodeNpy(npy('>i8', [1], beBytes([0], 8, (v, at) => v.setBigInt64(at, -5n))), 'x.npy', true)
+    const i8 = decodeNpy(npy('>i8', [1], beBytes([0], 8, (v, at) => v.setBigInt64(at, -5n))), 'x.npy', 'owned')
     expect(i8.data).toEqual(new BigInt64Array([-5n]))
-    const f2 = decodeNpy(npy('>f2', [2], beBytes([0x3e00, 0xc000], 2, (v, at, x) => v.setUint16(at, x))), 'x.npy', true)
+    const f2 = decodeNpy(npy('>f2', [2], beBytes([0x3e00, 0xc000], 2, (v, at, x) => v.setUint16(at, x))), 'x.npy', 'owned')
     expect(f2).toMatchObject({ dtype: 'float16', data: new Float32Array([1.5, -2]) })
   })
 
   it('transposes Fortran-order 2-d and 3-d arrays into C order', () => {
     // a = [[0, 1, 2], [3, 4, 5]] stored column by column
-    const two = decodeNpy(npy('<i2', [2, 3], new Uint8Array(new Int16Array([0, 3, 1, 4, 2, 5]).buffer), true), 'f.npy', false)
+    const two = decodeNpy(npy('<i2', [2, 3], new Uint8Array(new Int16Array([0, 3, 1, 4, 2, 5]).buffer), true), 'f.npy', 'borrowed')
     expect(two).toEqual({ dtype: 'int16', shape: [2, 3], data: new Int16Array([0, 1, 2, 3, 4, 5]), order: 'F' })
     // b[i, j, k] = 100i + 10j + k, shape (2, 3, 4), Fortran offset i + 2j + 6k
     const shape = [2, 3, 4]
@@ -45,41 +45,56 @@ describe('decodeNpy', () => {
       f[i + 2 * j + 6 * k] = 100 * i + 10 * j + k
       c[i * 12 + j * 4 + k] = 100 * i + 10 * j + k
     }
-    const three = decodeNpy(npy('<f4', shape, new Uint8Array(f.buffer), true), 'f.npy', true)
+    const three = decodeNpy(npy('<f4', shape, new Uint8Array(f.buffer), true), 'f.npy', 'owned')
     expect(three.data).toEqual(c)
     // Fortran and big endian together
-    const be = decodeNpy(npy('>f4', shape, beBytes([...f], 4, (v, at, x) => v.setFloat32(at, x)), true), 'f.npy', false)
+    const be = decodeNpy(npy('>f4', shape, beBytes([...f], 4, (v, at, x) => v.setFloat32(at, x)), true), 'f.npy', 'borrowed')
     expect(be.data).toEqual(c)
   })
 
   it('views owned aligned bytes without copying and copies borrowed ones', () => {
     const file = npy('<f8', [2], new Uint8Array(new Float64Array([1, 2]).buffer))
-    const owned = decodeNpy(file, 'a.npy', true)
+    const owned = decodeNpy(file, 'a.npy', 'owned')
     expect(owned.data.buffer).toBe(file.buffer)
-    const borrowed = decodeNpy(file, 'a.npy', false)
+    const borrowed = decodeNpy(file, 'a.npy', 'borrowed')
     expect(borrowed.data.buffer).not.toBe(file.buffer)
     expect(borrowed.data).toEqual(new Float64Array([1, 2]))
     // an unaligned owned payload is copied rather than failing
     const shifted = new Uint8Array(file.length + 1)
     shifted.set(file, 1)
-    expect(decodeNpy(shifted.subarray(1), 'a.npy', true).data).toEqual(new Float64Array([1, 2]))
+    expect(decodeNpy(shifted.subarray(1), 'a.npy', 'owned').data).toEqual(new Float64Array([1, 2]))
+  })
+
+  it('shifts a misaligned movable payload back into alignment inside the same buffer', () => {
+    const file = npy('<f8', [3], new Uint8Array(new Float64Array([1.5, -2, 3]).buffer))
+    for (let skew = 1; skew < 8; skew++) {
+      const host = new Uint8Array(file.length + skew + 4).fill(0xee)
+      host.set(file, skew)
+      const arr = decodeNpy(host.subarray(skew, skew + file.length), 'a.npy', 'movable')
+      expect(arr.data.buffer).toBe(host.buffer)
+      expect(arr.data.byteOffset % 8).toBe(0)
+      expect(arr.data).toEqual(new Float64Array([1.5, -2, 3]))
+      // nothing outside the member was touched
+      expect([...host.subarray(0, skew)].every((b) => b === 0xee)).toBe(true)
+      expect([...host.subarray(skew + file.length)].every((b) => b === 0xee)).toBe(true)
+    }
   })
 
   it('names the entry when the dtype is unsupported', () => {
-    expect(() => decodeNpy(npy('<c8', [1], new Uint8Array(8)), '/joint_states/position.npy', true)).toThrow(
+    expect(() => decodeNpy(npy('<c8', [1], new Uint8Array(8)), '/joint_states/position.npy', 'owned')).toThrow(
       `npz entry "/joint_states/position.npy": unsupported dtype '<c8' (complex arrays are not supported)`,
     )
     for (const descr of ['<U5', '|S3', '<M8[ns]', '|O', '<f16']) {
-      expect(() => decodeNpy(npy(descr, [1], new Uint8Array(16)), 'k.npy', true)).toThrow(`npz entry "k.npy": unsupported dtype '${descr}'`)
+      expect(() => decodeNpy(npy(descr, [1], new Uint8Array(16)), 'k.npy', 'owned')).toThrow(`npz entry "k.npy": unsupported dtype '${descr}'`)
     }
   })
 
   it('rejects structured dtypes, bad magic and truncated payloads', () => {
     const dict = "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }\n"
     const structured = new Uint8Array([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, dict.length, 0, ...new TextEncoder().encode(dict)])
-    expect(() => decodeNpy(structured, 's.npy', true)).toThrow('npz entry "s.npy": unsupported structured dtype')
-    expect(() => decodeNpy(new Uint8Array(20), 'm.npy', true)).toThrow('npz entry "m.npy": not an .npy file')
-    expect(() => decodeNpy(npy('<f8', [4], new Uint8Array(16)), 't.npy', true)).toThrow(
+    expect(() => decodeNpy(structured, 's.npy', 'owned')).toThrow('npz entry "s.npy": unsupported structured dtype')
+    expect(() => decodeNpy(new Uint8Array(20), 'm.npy', 'owned')).toThrow('npz entry "m.npy": not an .npy file')
+    expect(() => decodeNpy(npy('<f8', [4], new Uint8Array(16)), 't.npy', 'owned')).toThrow(
       'npz entry "t.npy": truncated data: shape (4) needs 32 bytes, found 16',
     )
   })

@@ -6,16 +6,23 @@ import { parseNpyHeader } from './npy-header.ts'
 import { sizeOf, type NdArray, type TypedArray } from './types.ts'
 
 /**
+ * What the decoder may do with the bytes it is given:
+ * - `borrowed`: only read them; the payload is copied once into an aligned array.
+ * - `owned`: keep them (a freshly inflated buffer); an aligned little-endian
+ *   payload becomes a zero-copy view, a misaligned one is copied.
+ * - `movable`: keep and overwrite them; a misaligned payload is shifted back
+ *   over its own header (at most itemsize - 1 bytes, already parsed) and viewed.
+ */
+export type NpyBytes = 'borrowed' | 'owned' | 'movable'
+
+/**
  * Decodes one `.npy` file into an `NdArray` in C order with native byte order.
  *
- * `owned` says whether the caller hands over `bytes` for good (a freshly
- * inflated buffer): then a little-endian, aligned payload becomes a zero-copy
- * view of it. Borrowed bytes (a stored entry inside the archive) are copied
- * exactly once into an aligned array. Big-endian data is byte-swapped and
- * `float16` widened straight from the file bytes into the fresh array; Fortran
- * order costs one more pass to transpose into C order.
+ * `use` says what may happen to `bytes` (see `NpyBytes`). Big-endian data is
+ * byte-swapped and `float16` widened straight from the file bytes into a fresh
+ * array; Fortran order costs one more pass to transpose into C order.
  */
-export function decodeNpy(bytes: Uint8Array, entry: string, owned: boolean): NdArray {
+export function decodeNpy(bytes: Uint8Array, entry: string, use: NpyBytes): NdArray {
   const header = parseNpyHeader(bytes, entry)
   const parsed = parseDescr(header.descr)
   if (typeof parsed === 'string') throw npzError(entry, parsed)
@@ -33,8 +40,14 @@ export function decodeNpy(bytes: Uint8Array, entry: string, owned: boolean): NdA
   } else if (bigEndian && dtype.itemsize > 1) {
     data = new dtype.ctor(count)
     byteSwapInto(payload, new Uint8Array(data.buffer), dtype.itemsize)
-  } else if (owned && payload.byteOffset % dtype.itemsize === 0) {
+  } else if (use !== 'borrowed' && payload.byteOffset % dtype.itemsize === 0) {
     data = new dtype.ctor(payload.buffer, payload.byteOffset, count)
+  } else if (use === 'movable' && dataOffset >= payload.byteOffset % dtype.itemsize) {
+    // memmove within memory already paged in: no allocation, no page faults.
+    const start = bytes.byteOffset + dataOffset
+    const at = start - (start % dtype.itemsize)
+    new Uint8Array(bytes.buffer).copyWithin(at, start, start + nbytes)
+    data = new dtype.ctor(bytes.buffer, at, count)
   } else {
     // Not payload.slice(): on a Node Buffer input, slice() returns a view, not a copy.
     data = new dtype.ctor(count)

@@ -13,6 +13,13 @@ export interface ReadNpzOptions {
   verifyCrc?: boolean
   /** Decode only these keys; the others are not inflated or copied. */
   keys?: readonly string[]
+  /**
+   * The caller hands `bytes` over (a downloaded body, a file just read): stored
+   * members are shifted into alignment inside it and returned as views, with
+   * no new memory and no copy. `bytes` must not be read as an archive again.
+   * Default false: `bytes` is left untouched and stored members are copied once.
+   */
+  inPlace?: boolean
 }
 
 /**
@@ -22,12 +29,12 @@ export interface ReadNpzOptions {
  * `/joint_states/position`. Members not ending in `.npy` are skipped.
  *
  * Stored members are copied once into aligned arrays (numpy leaves them
- * unaligned); deflated members are inflated into one buffer sized from the
+ * unaligned), or with `inPlace` aligned inside `bytes` itself; deflated members are inflated into one buffer sized from the
  * directory and viewed without a further copy. Arrays are always C order,
  * native byte order; see `NdArray` for `order`, `bool` and `float16`.
  *
  * @example
- * const actions = readNpz(new Uint8Array(await res.arrayBuffer()))
+ * const actions = readNpz(new Uint8Array(await res.arrayBuffer()), { inPlace: true })
  * actions['/joint_states/position'].shape // [3000, 7]
  */
 export function readNpz(bytes: Uint8Array, options: ReadNpzOptions = {}): Record<string, NdArray> {
@@ -40,8 +47,9 @@ export function readNpz(bytes: Uint8Array, options: ReadNpzOptions = {}): Record
     if (wanted && !wanted.has(key)) continue
     const { npy, owned } = memberBytes(bytes, entry, inflate)
     if (options.verifyCrc && crc32(npy) !== entry.crc32) throw npzError(entry.name, 'CRC-32 mismatch (corrupt archive)')
+    const use = owned ? 'owned' : options.inPlace ? 'movable' : 'borrowed'
     // defineProperty so a key such as "__proto__" stays an ordinary own key.
-    Object.defineProperty(out, key, { value: decodeNpy(npy, entry.name, owned), enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, key, { value: decodeNpy(npy, entry.name, use), enumerable: true, writable: true, configurable: true })
   }
   return out
 }
