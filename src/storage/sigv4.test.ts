@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { SignatureV4 } from '@smithy/signature-v4'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
 import { createPresigner, parseQuery } from './sigv4.ts'
 import { verifyPresigned } from './sigv4-verify.ts'
@@ -54,5 +55,32 @@ describe('query and key helpers', () => {
     expect(encodeKeyPath("c1/e 1/it's*.npz")).toBe('c1/e%201/it%27s%2A.npz')
     for (const key of ['c1/e1/video.mp4', 'a', 'a/b.c/d']) expect(isSafeKey(key)).toBe(true)
     for (const key of ['', '/abs', 'a/../b', '..', 'a//b', './a', 'a/', 'a\\b', 'a\u0000b']) expect(isSafeKey(key)).toBe(false)
+  })
+})
+
+describe('presigner fast path', () => {
+  it('still finds the smithy methods it wraps (a rename would silently cost speed, not correctness)', () => {
+    const proto = SignatureV4.prototype as unknown as Record<string, unknown>
+    expect(typeof proto.getSigningKey).toBe('function')
+    expect(typeof proto.createCanonicalRequest).toBe('function')
+  })
+
+  it('signs across days and interleaved calls exactly as a fresh presigner does', async () => {
+    const options = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', region: 'auto' }
+    const shared = createPresigner(options)
+    const request = (day: number, i: number) => ({
+      method: 'PUT',
+      url: `https://example.r2.cloudflarestorage.com/bucket/c1/e${i}/video.mp4?x-id=${i}`,
+      contentType: i % 2 ? 'video/mp4' : 'application/octet-stream',
+      now: new Date(Date.UTC(2026, 10, day, 23, 59, 59)),
+      expiresInSeconds: 1800,
+    })
+    // more days than the per-presigner key cache holds, signed concurrently, then revisited
+    const days = [20, 21, 22, 23, 24, 25, 20, 22]
+    const requests = days.flatMap((day) => [0, 1, 2].map((i) => request(day, i)))
+    const ours = await Promise.all(requests.map((r) => shared.presign(r)))
+    const fresh = await Promise.all(requests.map((r) => createPresigner(options).presign(r)))
+    expect(ours).toEqual(fresh)
+    expect(new Set(ours).size).toBe(6 * 3)
   })
 })
