@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely'
 import { EpisodicError } from '../errors.ts'
+import { prepareQuery } from '../db/prepared.ts'
 import type { Database, EpisodesTable } from '../db/schema.ts'
 import type { ArtifactKind } from '../storage/types.ts'
 import type { Episode, FinalizeEpisodeResult } from './schemas.ts'
@@ -26,28 +27,35 @@ export interface NewEpisode {
   now: Date
 }
 
-/** Inserts a `recording` episode. */
-export async function insertEpisode(db: Kysely<Database>, e: NewEpisode): Promise<void> {
-  await db
-    .insertInto('episodes')
-    .values({
-      id: e.id,
-      client_id: e.clientId,
-      name: e.name,
-      source: e.source,
-      robot: e.robot,
-      policy_version: e.policyVersion,
-      env_version: e.envVersion,
-      git_sha: e.gitSha,
-      seed: e.seed === null ? null : BigInt(e.seed).toString(),
-      fps: e.fps,
-      metadata: JSON.stringify(e.metadata),
+const insert = prepareQuery(
+  ['id', 'clientId', 'name', 'source', 'robot', 'policyVersion', 'envVersion', 'gitSha', 'seed', 'fps', 'metadata', 'artifacts', 'now'],
+  (db, p) =>
+    db.insertInto('episodes').values({
+      id: p.id as string,
+      client_id: p.clientId as string,
+      name: p.name as string | null,
+      source: p.source as NewEpisode['source'],
+      robot: p.robot as string | null,
+      policy_version: p.policyVersion as string | null,
+      env_version: p.envVersion as string | null,
+      git_sha: p.gitSha as string | null,
+      seed: p.seed as string | null,
+      fps: p.fps as number | null,
+      metadata: p.metadata as string,
       status: 'recording',
-      artifacts: e.artifacts,
-      created_at: e.now,
-      updated_at: e.now,
-    })
-    .execute()
+      artifacts: p.artifacts as ArtifactKind[],
+      created_at: p.now as Date,
+      updated_at: p.now as Date,
+    }),
+)
+
+/** Inserts a `recording` episode (a prepared statement: the open path's hot query). */
+export async function insertEpisode(db: Kysely<Database>, e: NewEpisode): Promise<void> {
+  await insert(db, {
+    ...e,
+    seed: e.seed === null ? null : BigInt(e.seed).toString(),
+    metadata: JSON.stringify(e.metadata),
+  })
 }
 
 export interface FinalizeChange {
@@ -59,6 +67,28 @@ export interface FinalizeChange {
   now: Date
 }
 
+/** The finalize rule as one prepared UPDATE (the finalize path's hot query). */
+const finalize = prepareQuery(
+  ['clientId', 'episodeId', 'status', 'durationS', 'fps', 'bytesTotal', 'metadata', 'now'],
+  (db, p) => {
+    const ready = sql<boolean>`status = 'ready'`
+    return db
+      .updateTable('episodes')
+      .set({
+        status: sql`case when ${ready} then 'ready' else ${p.status} end`,
+        duration_s: sql`coalesce(${p.durationS}::float8, duration_s)`,
+        fps: sql`coalesce(${p.fps}::float8, fps)`,
+        bytes_total: sql`coalesce(${p.bytesTotal}::int8, bytes_total)`,
+        metadata: sql`coalesce(metadata, '{}'::jsonb) || ${p.metadata}::jsonb`,
+        updated_at: sql`case when ${ready} then updated_at else ${p.now}::timestamptz end`,
+      })
+      .where('id', '=', p.episodeId as string)
+      .where('client_id', '=', p.clientId as string)
+      .where('status', '<>', 'archived')
+      .returning(['id', 'status', 'updated_at'])
+  },
+)
+
 /**
  * Applies a finalize. Throws not_found for an unknown or foreign episode and
  * conflict for an archived one (in which case nothing changed).
@@ -69,22 +99,17 @@ export async function finalizeEpisode(
   episodeId: string,
   change: FinalizeChange,
 ): Promise<FinalizeEpisodeResult> {
-  const ready = sql<boolean>`status = 'ready'`
-  const row = await db
-    .updateTable('episodes')
-    .set({
-      status: sql`case when ${ready} then 'ready' else ${change.status} end`,
-      duration_s: sql`coalesce(${change.durationS ?? null}::float8, duration_s)`,
-      fps: sql`coalesce(${change.fps ?? null}::float8, fps)`,
-      bytes_total: sql`coalesce(${change.bytesTotal ?? null}::int8, bytes_total)`,
-      metadata: sql`coalesce(metadata, '{}'::jsonb) || ${JSON.stringify(change.metadata ?? {})}::jsonb`,
-      updated_at: sql`case when ${ready} then updated_at else ${change.now}::timestamptz end`,
-    })
-    .where('id', '=', episodeId)
-    .where('client_id', '=', clientId)
-    .where('status', '<>', 'archived')
-    .returning(['id', 'status', 'updated_at'])
-    .executeTakeFirst()
+  const { rows } = await finalize(db, {
+    clientId,
+    episodeId,
+    status: change.status,
+    durationS: change.durationS ?? null,
+    fps: change.fps ?? null,
+    bytesTotal: change.bytesTotal ?? null,
+    metadata: JSON.stringify(change.metadata ?? {}),
+    now: change.now,
+  })
+  const row = rows[0]
   if (row) return { episode_id: row.id, status: row.status as 'ready' | 'failed', updated_at: iso(row.updated_at) }
 
   const existing = await db
