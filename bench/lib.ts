@@ -5,13 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { request, type Agent } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { NodeSha256 } from '../adapters/node/sha256.ts'
 import { createClient, createKey } from '../src/admin/admin.ts'
 import { openDatabase } from '../src/db/open.ts'
 import { createTempDatabase } from '../test/helpers/postgres.ts'
+import type { HttpPool } from './http-client.ts'
 
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
@@ -71,20 +71,6 @@ export function startServer(script: string, env: Record<string, string>, command
   })
 }
 
-/** POSTs a JSON body with an API key over a keep-alive agent; resolves with the parsed reply, rejects on >= 300. */
-export function postJson(agent: Agent, url: URL, key: string, body: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let data = ''
-      res.setEncoding('utf8')
-      res.on('data', (d) => (data += d))
-      res.on('end', () => (res.statusCode! < 300 ? resolve(JSON.parse(data)) : reject(new Error(`${res.statusCode} ${data}`))))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 /** What an ingest bench needs: a throwaway database with one client and key, and a data folder. */
@@ -115,11 +101,10 @@ export async function benchTenant(): Promise<BenchTenant> {
   }
 }
 
-/** One open (3 signed URLs) + finalize against an episodic server at `baseUrl`. */
-export function episodicPair(agent: Agent, baseUrl: string, key: string): () => Promise<void> {
-  const openUrl = new URL('/api/ingest/episode', baseUrl)
+/** One open (3 signed URLs) + finalize against the episodic server `pool` talks to. */
+export function episodicPair(pool: HttpPool, key: string): () => Promise<void> {
   return async () => {
-    const opened = await postJson(agent, openUrl, key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
-    await postJson(agent, new URL(`/api/ingest/episode/${opened.episode_id}/finalize`, baseUrl), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
+    const opened = await pool.postJson('/api/ingest/episode', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
+    await pool.postJson(`/api/ingest/episode/${opened.episode_id}/finalize`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
   }
 }

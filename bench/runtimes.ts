@@ -8,8 +8,8 @@
  *
  *   npx tsx bench/runtimes.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
-import { Agent } from 'node:http'
 import { join, resolve } from 'node:path'
+import { HttpPool } from './http-client.ts'
 import { benchTenant, episodicPair, fmt, load, median, startServer, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
@@ -26,14 +26,14 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   const tenant = await benchTenant()
   const env = { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0', HOST: '127.0.0.1' }
   const servers = await Promise.all(RUNTIMES.map((r) => startServer(join(ROOT, r.script), env, r.command)))
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-  const pair = (url: string) => episodicPair(agent, url, tenant.key)
+  const pools = servers.map((server) => new HttpPool(server.url))
+  const pairs = pools.map((pool) => episodicPair(pool, tenant.key))
 
   try {
-    for (const server of servers) await load(CONCURRENCY, 1, pair(server.url)) // warm up
+    for (const pair of pairs) await load(CONCURRENCY, 1, pair) // warm up
     const results: LoadResult[][] = RUNTIMES.map(() => [])
     for (let round = 0; round < rounds; round++) {
-      for (const [i, server] of servers.entries()) results[i]!.push(await load(CONCURRENCY, seconds, pair(server.url)))
+      for (const [i, pair] of pairs.entries()) results[i]!.push(await load(CONCURRENCY, seconds, pair))
     }
     const rows = RUNTIMES.map((r, i) => ({
       name: r.name,
@@ -48,7 +48,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     for (const row of rows) console.log(`| ${row.name} | ${fmt(row.requests)} | ${fmt(row.p50, 2)} | ${fmt(row.p99, 2)} | ${fmt(row.requests / node, 2)} |`)
     return Object.fromEntries(rows.map((row) => [row.name, { requestsPerSecond: row.requests, ratioToNode: row.requests / node }]))
   } finally {
-    agent.destroy()
+    for (const pool of pools) pool.close()
     for (const server of servers) server.child.kill()
     await tenant.cleanup()
   }
