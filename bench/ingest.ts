@@ -4,24 +4,34 @@
  * same INSERT and UPDATE on the same database in the same run, and next to
  * the floor: a bare Hono handler doing that raw SQL over HTTP (no auth,
  * validation or signing), which shows what HTTP itself costs on this machine.
+ * The same service on Bun (examples/bun) gets a row too when bun is installed.
  *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import postgres from 'postgres'
 import { HttpPool } from './http-client.ts'
-import { benchTenant, episodicPair, fmt, load, median, startServer, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
+const ROOT = resolve(import.meta.dirname, '..')
+const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 
 export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3)) {
   const tenant = await benchTenant()
   const { key, clientId } = tenant
-  const server = await startServer('bench/ingest-server.ts', { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0' })
+  const env = { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0', HOST: '127.0.0.1' }
+  const server = await startServer('bench/ingest-server.ts', env)
+  // The same service on Bun (examples/bun, the deployable example server), when the npm binary is there.
+  const bunServer = existsSync(BUN) ? await startServer(join(ROOT, 'examples/bun/server.ts'), env, [BUN]) : undefined
   const floorServer = await startServer('bench/ingest-floor-server.ts', { DATABASE_URL: tenant.databaseUrl, BENCH_CLIENT_ID: clientId })
   const sql = postgres(tenant.databaseUrl, { max: 10, onnotice: () => {} })
   const episodic = new HttpPool(server.url)
   const floor = new HttpPool(floorServer.url)
   const httpPair = episodicPair(episodic, key)
+  const bun = bunServer && new HttpPool(bunServer.url)
+  const bunPair = bun && episodicPair(bun, key)
   const floorPair = async () => {
     const opened = await floor.postJson('/open', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
     await floor.postJson(`/finalize/${opened.episode_id}`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
@@ -40,21 +50,16 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     await load(CONCURRENCY, 1, httpPair) // warm up both paths
     await load(CONCURRENCY, 1, rawPair)
     await load(CONCURRENCY, 1, floorPair)
-    const runs: Record<'http' | 'raw' | 'floor', LoadResult[]> = { http: [], raw: [], floor: [] }
-    // Each phase starts from the same database state: the previous phase's
-    // dead rows vacuumed and its WAL checkpointed. Without this, whichever path
-    // ran right after raw SQL paid for the writes raw SQL left behind (measured:
-    // episodic at 450-740 pairs/s in that slot, 1,250-1,550 alone, its server
-    // CPU half idle waiting on PostgreSQL). The order also rotates.
-    const settle = async () => {
-      await sql`vacuum episodes`
-      await sql`checkpoint`
-    }
-    const phases = [['raw', rawPair], ['http', httpPair], ['floor', floorPair]] as const
+    if (bunPair) await load(CONCURRENCY, 1, bunPair)
+    const runs: Record<'http' | 'bun' | 'raw' | 'floor', LoadResult[]> = { http: [], bun: [], raw: [], floor: [] }
+    // Each phase starts from a settled database (see settleDatabase), and the
+    // order rotates per round: without that, the phase right after raw SQL paid
+    // for its writes (episodic measured 450-740 pairs/s there, 1,250-1,550 alone).
+    const phases = [['raw', rawPair], ['http', httpPair], ['floor', floorPair], ...(bunPair ? [['bun', bunPair] as const] : [])] as const
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < phases.length; k++) {
         const [name, pair] = phases[(round + k) % phases.length]!
-        await settle()
+        await settleDatabase(tenant.databaseUrl)
         runs[name].push(await load(CONCURRENCY, seconds, pair))
       }
     }
@@ -67,6 +72,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     console.log('| path | pairs/s | pair p50 ms | pair p99 ms | vs raw SQL |')
     console.log('|---|---:|---:|---:|---:|')
     console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
+    if (bunPair) console.log(row('episodic on Bun (examples/bun): same pair', summarize(runs.bun)))
     console.log(row('floor: bare Hono + raw SQL over HTTP', f))
     console.log(row('raw postgres.js INSERT + UPDATE', r))
     console.log(`episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60), episodic/floor ${fmt(h.rate / f.rate, 2)}; episodic pair p99 ${fmt(h.p99, 1)} ms (target < 25 ms)`)
@@ -74,6 +80,8 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   } finally {
     episodic.close()
     floor.close()
+    bun?.close()
+    bunServer?.child.kill()
     server.child.kill()
     floorServer.child.kill()
     await sql.end()

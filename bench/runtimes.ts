@@ -10,7 +10,7 @@
  */
 import { join, resolve } from 'node:path'
 import { HttpPool } from './http-client.ts'
-import { benchTenant, episodicPair, fmt, load, median, startServer, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
 const ROOT = resolve(import.meta.dirname, '..')
@@ -33,7 +33,10 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     for (const pair of pairs) await load(CONCURRENCY, 1, pair) // warm up
     const results: LoadResult[][] = RUNTIMES.map(() => [])
     for (let round = 0; round < rounds; round++) {
-      for (const [i, pair] of pairs.entries()) results[i]!.push(await load(CONCURRENCY, seconds, pair))
+      for (const [i, pair] of pairs.entries()) {
+        await settleDatabase(tenant.databaseUrl)
+        results[i]!.push(await load(CONCURRENCY, seconds, pair))
+      }
     }
     const rows = RUNTIMES.map((r, i) => ({
       name: r.name,
