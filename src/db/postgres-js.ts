@@ -26,11 +26,13 @@ import {
   type TransactionSettings,
 } from 'kysely'
 import type { Database } from './schema.ts'
+import { parseTextArray, serializeTextArray, TEXT_ARRAY_OID } from './text-array.ts'
 
 /**
- * postgres.js options the rows and parameters of this project rely on: jsonb
+ * postgres.js types the rows and parameters of this project rely on: jsonb
  * parameters are passed as JSON text (as PGlite takes them), so a string is
- * sent as is instead of being JSON-encoded a second time.
+ * sent as is instead of being JSON-encoded a second time; and `text[]` is
+ * handled here, so pools can run without `fetch_types` (see `text-array.ts`).
  */
 export const POSTGRES_JS_TYPES = {
   jsonb: {
@@ -38,6 +40,12 @@ export const POSTGRES_JS_TYPES = {
     from: [114, 3802],
     serialize: (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value)),
     parse: (text: string) => JSON.parse(text) as unknown,
+  },
+  textArray: {
+    to: TEXT_ARRAY_OID,
+    from: [TEXT_ARRAY_OID],
+    serialize: (value: unknown) => (Array.isArray(value) ? serializeTextArray(value) : String(value)),
+    parse: parseTextArray,
   },
 }
 
@@ -143,6 +151,9 @@ export function createPostgresSql(url: string, options: PostgresDatabaseOptions 
     max: options.max ?? 10,
     onnotice: () => {},
     types: POSTGRES_JS_TYPES,
+    // No pg_type lookup on every new connection (one round trip each, i.e.
+    // one per request on Workers): the only array type used, text[], is above.
+    fetch_types: false,
     connection: { application_name: 'episodic' },
   })
 }
