@@ -10,7 +10,7 @@
  * export default { fetch: app.fetch }
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
 import type { Kysely } from 'kysely'
 import { createAuthenticator } from './auth/authenticate.ts'
 import { systemClock, type Clock } from './clock.ts'
@@ -87,8 +87,17 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   // The portal's pages are one handler (as the object store is): they are not
   // part of the API, so they stay out of its route table and OpenAPI document.
   const portal = new Hono<AppEnv>().route('/portal', portalRoutes(deps))
-  app.all('/portal', (c) => portal.fetch(c.req.raw))
-  app.all('/portal/*', (c) => portal.fetch(c.req.raw))
+  const toPortal = (c: Context<AppEnv>) => {
+    // Mounted under a prefix (nodeListener's `prefix`), the portal still gets
+    // its own `/portal/...` path; its links and redirects add the public root.
+    const mount = c.req.routePath.slice(0, c.req.routePath.lastIndexOf('/portal'))
+    if (!mount) return portal.fetch(c.req.raw)
+    const url = new URL(c.req.url)
+    url.pathname = url.pathname.slice(mount.length)
+    return portal.fetch(new Request(url, c.req.raw))
+  }
+  app.all('/portal', toPortal)
+  app.all('/portal/*', toPortal)
   const storage = deps.storage
   if (storage?.handle) {
     app.all('/storage/*', (c) => storage.handle!(c.req.raw, clock.now()))

@@ -18,6 +18,7 @@ import { EpisodeSourceSchema, type Episode } from '../ingest/schemas.ts'
 import { ARTIFACT_FILE } from '../storage/types.ts'
 import { formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import { Layout, sendPage } from './layout.tsx'
+import { useRoot } from './root.ts'
 import type { PortalEnv } from './guard.ts'
 
 const FILTERS = ['source', 'status', 'robot', 'policy_version'] as const
@@ -27,18 +28,18 @@ export function givenParams(query: Record<string, string>): Record<string, strin
   return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''))
 }
 
-/** `/portal/episodes?...` keeping the filters, optionally with a cursor. */
-function listHref(filters: Record<string, string>, cursor?: string): string {
+/** `<root>/portal/episodes?...` keeping the filters, optionally with a cursor. */
+function listHref(root: string, filters: Record<string, string>, cursor?: string): string {
   const params = new URLSearchParams()
   for (const name of FILTERS) if (filters[name]) params.set(name, filters[name]!)
   if (cursor) params.set('cursor', cursor)
   const query = params.toString()
-  return `/portal/episodes${query ? `?${query}` : ''}`
+  return `${root}/portal/episodes${query ? `?${query}` : ''}`
 }
 
 /** The artifact route, redirecting to a fresh signed URL (the session cookie authenticates it). */
-export function artifactHref(episodeId: string, kind: string): string {
-  return `/api/episodes/${episodeId}/artifact/${kind}?redirect=1`
+export function artifactHref(root: string, episodeId: string, kind: string): string {
+  return `${root}/api/episodes/${episodeId}/artifact/${kind}?redirect=1`
 }
 
 export function Status(props: { status: string }) {
@@ -61,11 +62,12 @@ function Select(props: { name: string; label: string; options: readonly string[]
 
 function EpisodeList(props: { items: Episode[]; next: string | null; filters: Record<string, string>; paged: boolean }) {
   const f = props.filters
+  const root = useRoot()
   return (
     <Layout title="Episodes" section="episodes" signedIn>
       <h1>Episodes</h1>
       <p class="sub">Newest first.</p>
-      <form class="filters" method="get" action="/portal/episodes">
+      <form class="filters" method="get" action={`${root}/portal/episodes`}>
         <Select name="source" label="source" options={EpisodeSourceSchema.options} value={f.source} />
         <Select name="status" label="status" options={EpisodeStatusSchema.options} value={f.status} />
         <label>
@@ -77,7 +79,7 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
           <input name="policy_version" value={f.policy_version ?? ''} maxlength={120} />
         </label>
         <button type="submit">Filter</button>
-        <a href="/portal/episodes">Clear</a>
+        <a href={`${root}/portal/episodes`}>Clear</a>
       </form>
       {props.items.length === 0 ? (
         <p class="card muted">No episodes{Object.keys(f).length ? ' match these filters' : ' yet'}.</p>
@@ -93,7 +95,7 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
             <tbody>
               {props.items.map((e) => (
                 <tr>
-                  <td class="head"><a href={`/portal/episodes/${e.episode_id}`}>{e.display_name}</a></td>
+                  <td class="head"><a href={`${root}/portal/episodes/${e.episode_id}`}>{e.display_name}</a></td>
                   <td data-label="source">{e.source}</td>
                   <td data-label="status"><Status status={e.status} /></td>
                   <td data-label="robot">{e.robot ?? NONE}</td>
@@ -108,14 +110,15 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
         </div>
       )}
       <nav class="pager" aria-label="pages">
-        {props.paged && <a href={listHref(f)}>First page</a>}
-        {props.next && <a href={listHref(f, props.next)} rel="next">Next page →</a>}
+        {props.paged && <a href={listHref(root, f)}>First page</a>}
+        {props.next && <a href={listHref(root, f, props.next)} rel="next">Next page →</a>}
       </nav>
     </Layout>
   )
 }
 
 function EpisodePage(props: { episode: Episode; storage: boolean }) {
+  const root = useRoot()
   const e = props.episode
   const runId = typeof e.metadata.eval_run_id === 'string' && isUuid(e.metadata.eval_run_id) ? e.metadata.eval_run_id : null
   const baselineId = typeof e.metadata.baseline_episode_id === 'string' && isUuid(e.metadata.baseline_episode_id) ? e.metadata.baseline_episode_id : null
@@ -141,8 +144,8 @@ function EpisodePage(props: { episode: Episode; storage: boolean }) {
       <h1>{e.display_name}</h1>
       <p class="sub">
         <Status status={e.status} /> {e.source} episode{e.robot ? ` on ${e.robot}` : ''}
-        {runId && <> · replay in <a href={`/portal/eval-runs/${runId}`}>eval run</a></>}
-        {baselineId && <> of <a href={`/portal/episodes/${baselineId}`}>baseline episode</a></>}
+        {runId && <> · replay in <a href={`${root}/portal/eval-runs/${runId}`}>eval run</a></>}
+        {baselineId && <> of <a href={`${root}/portal/episodes/${baselineId}`}>baseline episode</a></>}
       </p>
       <div class="card">
         <dl class="fields">
@@ -163,12 +166,12 @@ function EpisodePage(props: { episode: Episode; storage: boolean }) {
         <>
           <ul class="artifacts">
             {e.artifacts.map((kind) => (
-              <li><a href={artifactHref(e.episode_id, kind)} class="artifact" data-kind={kind}>{`${kind} (${ARTIFACT_FILE[kind]})`}</a></li>
+              <li><a href={artifactHref(root, e.episode_id, kind)} class="artifact" data-kind={kind}>{`${kind} (${ARTIFACT_FILE[kind]})`}</a></li>
             ))}
           </ul>
           {e.artifacts.includes('video') && (
-            <video controls preload="metadata" src={artifactHref(e.episode_id, 'video')}>
-              <a href={artifactHref(e.episode_id, 'video')}>Download the video</a>
+            <video controls preload="metadata" src={artifactHref(root, e.episode_id, 'video')}>
+              <a href={artifactHref(root, e.episode_id, 'video')}>Download the video</a>
             </video>
           )}
           <p class="muted">Links open a signed URL valid for 15 minutes. Uploads are not verified, so an artifact requested at open may be missing.</p>

@@ -22,6 +22,7 @@ import { givenParams, Status } from './episodes.tsx'
 import { formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import type { PortalEnv } from './guard.ts'
 import { Layout, sendPage } from './layout.tsx'
+import { useRoot } from './root.ts'
 import { Recommend, RollupTable, Verdict } from './rollup.tsx'
 
 type EvalRun = Awaited<ReturnType<typeof getEvalRun>>
@@ -32,11 +33,12 @@ function When(props: { iso: string }) {
 }
 
 function RunList(props: { items: RunSummary[]; next: string | null; status?: string; paged: boolean }) {
+  const root = useRoot()
   const href = (cursor?: string) => {
     const params = new URLSearchParams()
     if (props.status) params.set('status', props.status)
     if (cursor) params.set('cursor', cursor)
-    return `/portal/eval-runs${params.size ? `?${params}` : ''}`
+    return `${root}/portal/eval-runs${params.size ? `?${params}` : ''}`
   }
   return (
     <Layout title="Eval runs" section="eval-runs" signedIn>
@@ -53,7 +55,7 @@ function RunList(props: { items: RunSummary[]; next: string | null; status?: str
             <tbody>
               {props.items.map((r) => (
                 <tr>
-                  <td class="head"><a href={`/portal/eval-runs/${r.eval_run_id}`}>{r.name}</a></td>
+                  <td class="head"><a href={`${root}/portal/eval-runs/${r.eval_run_id}`}>{r.name}</a></td>
                   <td data-label="status"><Status status={r.status} /></td>
                   <td data-label="candidate">{r.candidate_policy_version}</td>
                   <td data-label="baseline">{r.baseline_policy_version ?? NONE}</td>
@@ -84,6 +86,7 @@ function chartColumn(rows: Array<{ metrics: Record<string, unknown> | null }>, a
 }
 
 function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: string }) {
+  const root = useRoot()
   const { run, names } = props
   const label = (id: string) => names.get(id) ?? `episode_${shortId(id)}`
   const uploaded = run.results.filter((r) => r.status !== 'pending').length
@@ -122,7 +125,7 @@ function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: stri
         <div class="card">
           <nav class="chart-nav" aria-label="chart metric">
             {chart.available.map((spec) => (
-              <a href={`/portal/eval-runs/${run.eval_run_id}?chart=${spec.column}`} {...(spec === chart.spec ? { 'aria-current': 'true' } : {})}>{spec.column}</a>
+              <a href={`${root}/portal/eval-runs/${run.eval_run_id}?chart=${spec.column}`} {...(spec === chart.spec ? { 'aria-current': 'true' } : {})}>{spec.column}</a>
             ))}
           </nav>
           <ResultChart points={chartPoints(rows, chart.spec.column)} spec={chart.spec} column={chart.spec.column} />
@@ -140,9 +143,9 @@ function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: stri
               return (
                 <tr data-status={r.status}>
                   <td class="num rownum">{String(i + 1)}</td>
-                  <td class="head"><a href={`/portal/episodes/${r.baseline_episode_id}`} class="baseline-link">{label(r.baseline_episode_id)}</a></td>
+                  <td class="head"><a href={`${root}/portal/episodes/${r.baseline_episode_id}`} class="baseline-link">{label(r.baseline_episode_id)}</a></td>
                   <td data-label="status"><Status status={r.status} /></td>
-                  <td data-label="replay">{r.replay_episode_id ? <a href={`/portal/episodes/${r.replay_episode_id}`} class="replay-link">{label(r.replay_episode_id)}</a> : <span class="muted">{NONE}</span>}</td>
+                  <td data-label="replay">{r.replay_episode_id ? <a href={`${root}/portal/episodes/${r.replay_episode_id}`} class="replay-link">{label(r.replay_episode_id)}</a> : <span class="muted">{NONE}</span>}</td>
                   <td class="num" data-label="reward">{m ? `${reward(m, 'baseline')} → ${reward(m, 'candidate')}` : NONE}</td>
                   <td class="num" data-label="action L2">{formatNumber(chartValue(m?.action_l2_mean))}</td>
                   <td class="wrap full">{r.error ? <pre class="error">{r.error}</pre> : <span class="muted">{NONE}</span>}</td>

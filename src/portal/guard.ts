@@ -12,7 +12,8 @@ import { readSessionCookie, type Session } from './session.ts'
 
 /** Hono environment of the portal's pages: the caller's client and session. */
 export interface PortalEnv {
-  Variables: { clientId: string; session: Session }
+  /** `root`: the path the app is served under ('' or e.g. '/episodic'; see root.ts). */
+  Variables: { clientId: string; session: Session; root: string }
 }
 
 /** The origin the browser sees: the configured public URL, else the request's. */
@@ -38,11 +39,13 @@ export function fromSameOrigin(c: Context, deps: Pick<Deps, 'baseUrl'>): boolean
 }
 
 /**
- * Where to go after signing in: only a portal path of this site (never
- * another host, so the sign-in page is no open redirect).
+ * Where to go after signing in: only a portal path of this site under `root`
+ * (never another host, so the sign-in page is no open redirect).
  */
-export function safeNext(next: string | null | undefined): string {
-  return next && /^\/portal(\/[^\\\s]*)?(\?[^\\\s]*)?$/.test(next) && !next.startsWith('//') ? next : '/portal/episodes'
+export function safeNext(next: string | null | undefined, root = ''): string {
+  const portal = `${root}/portal`
+  const rest = next?.startsWith(portal) ? next.slice(portal.length) : undefined
+  return next && rest !== undefined && /^(\/[^\\\s]*)?(\?[^\\\s]*)?$/.test(rest) && !next.startsWith('//') ? next : `${portal}/episodes`
 }
 
 /** Resolves the session into `clientId`; without one, redirects to `/portal/login?next=<this page>`. */
@@ -51,9 +54,9 @@ export function requireSession(deps: Pick<Deps, 'sessions'>) {
     const session = await deps.sessions.verify(readSessionCookie(c))
     if (!session) {
       const url = new URL(c.req.url)
-      const back = encodeURIComponent(url.pathname + url.search)
+      const back = encodeURIComponent(c.get('root') + url.pathname + url.search)
       c.header('cache-control', 'no-store')
-      return c.redirect(`/portal/login?next=${back}`, 302)
+      return c.redirect(`${c.get('root')}/portal/login?next=${back}`, 302)
     }
     c.set('session', session)
     c.set('clientId', session.clientId)

@@ -7,6 +7,7 @@
 import type { Context } from 'hono'
 import type { Child } from 'hono/jsx'
 import { raw } from 'hono/html'
+import { RootPath, useRoot } from './root.ts'
 
 /** Which top-level section a page belongs to (highlighted in the nav). */
 export type Section = 'episodes' | 'eval-runs' | 'none'
@@ -36,6 +37,7 @@ export const CONTENT_SECURITY_POLICY = [
 
 export function Layout(props: LayoutProps) {
   const current = (section: Section) => (props.section === section ? { 'aria-current': 'page' } : {})
+  const root = useRoot()
   return (
     <>
       {raw('<!doctype html>')}
@@ -45,19 +47,19 @@ export function Layout(props: LayoutProps) {
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="referrer" content="same-origin" />
           <title>{`${props.title} · episodic`}</title>
-          <link rel="stylesheet" href="/portal/assets/style.css" />
+          <link rel="stylesheet" href={`${root}/portal/assets/style.css`} />
         </head>
         <body>
           <header class="top">
-            <a class="brand" href="/portal/episodes">episodic</a>
+            <a class="brand" href={`${root}/portal/episodes`}>episodic</a>
             {props.signedIn && (
               <nav>
-                <a href="/portal/episodes" {...current('episodes')}>Episodes</a>
-                <a href="/portal/eval-runs" {...current('eval-runs')}>Eval runs</a>
+                <a href={`${root}/portal/episodes`} {...current('episodes')}>Episodes</a>
+                <a href={`${root}/portal/eval-runs`} {...current('eval-runs')}>Eval runs</a>
               </nav>
             )}
             {props.signedIn && (
-              <form method="post" action="/portal/logout">
+              <form method="post" action={`${root}/portal/logout`}>
                 <button type="submit" class="link">Sign out</button>
               </form>
             )}
@@ -69,25 +71,30 @@ export function Layout(props: LayoutProps) {
   )
 }
 
-/** Sends a page with the portal's headers (private, never cached, strict CSP). */
+/**
+ * Sends a page with the portal's headers (private, never cached, strict CSP),
+ * rendered under the root path the portal's middleware put in `c.var.root`.
+ */
 export function sendPage(c: Context, status: 200 | 400 | 401 | 403 | 404 | 500, page: Child): Response | Promise<Response> {
   c.header('content-security-policy', CONTENT_SECURITY_POLICY)
   c.header('cache-control', 'no-store')
   c.header('x-content-type-options', 'nosniff')
   c.header('x-frame-options', 'DENY')
   c.header('referrer-policy', 'same-origin')
-  return c.html(page as string | Promise<string>, status)
+  const root = (c.get('root') as string | undefined) ?? ''
+  return c.html((<RootPath.Provider value={root}>{page}</RootPath.Provider>) as unknown as string | Promise<string>, status)
 }
 
 /** A page that only says what went wrong (not found, a bad filter, a refused form). */
 export function MessagePage(props: { title: string; message: string; signedIn: boolean }) {
+  const root = useRoot()
   return (
     <Layout title={props.title} section="none" signedIn={props.signedIn}>
       <h1>{props.title}</h1>
       <p class="sub">{props.message}</p>
       {props.signedIn && (
         <p>
-          <a href="/portal/episodes">Back to episodes</a>
+          <a href={`${root}/portal/episodes`}>Back to episodes</a>
         </p>
       )}
     </Layout>

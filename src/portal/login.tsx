@@ -10,21 +10,23 @@ import { parseApiKey } from '../auth/keys.ts'
 import type { Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { readBodyText } from '../http/body.ts'
-import { fromSameOrigin, isHttps, safeNext } from './guard.ts'
+import { fromSameOrigin, isHttps, safeNext, type PortalEnv } from './guard.ts'
 import { Layout, MessagePage, sendPage } from './layout.tsx'
+import { useRoot } from './root.ts'
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from './session.ts'
 
 /** A sign-in form is tiny; anything larger is not one. */
 const FORM_LIMIT = 4096
 
 function LoginPage(props: { next: string; error?: string }) {
+  const root = useRoot()
   return (
     <Layout title="Sign in" section="none" signedIn={false}>
       <div class="login card">
         <h1>Sign in</h1>
         <p class="sub">Paste an API key of your client (<code>epk_…</code>). The portal keeps a signed session cookie for 12 hours, never the key; revoking the key ends the session.</p>
         {props.error && <p class="error-box" role="alert">{props.error}</p>}
-        <form method="post" action="/portal/login">
+        <form method="post" action={`${root}/portal/login`}>
           <label for="api_key">API key</label>
           <input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck={false} required autofocus />
           <input type="hidden" name="next" value={props.next} />
@@ -53,10 +55,10 @@ async function verifyKey(deps: Deps, key: string): Promise<{ clientId: string; k
 
 /** `/portal/login` (GET form, POST sign-in) and `/portal/logout` (POST). */
 export function loginRoutes(deps: Deps) {
-  const app = new Hono()
+  const app = new Hono<PortalEnv>()
 
   app.get('/login', async (c) => {
-    const next = safeNext(c.req.query('next'))
+    const next = safeNext(c.req.query('next'), c.get('root'))
     if (await deps.sessions.verify(readSessionCookie(c))) return c.redirect(next, 302)
     return sendPage(c, 200, <LoginPage next={next} />)
   })
@@ -66,7 +68,7 @@ export function loginRoutes(deps: Deps) {
     const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase()
     if (type !== 'application/x-www-form-urlencoded') throw new EpisodicError('invalid', 'the sign-in form must be sent as application/x-www-form-urlencoded')
     const form = new URLSearchParams(await readBodyText(c.req.raw, FORM_LIMIT))
-    const next = safeNext(form.get('next'))
+    const next = safeNext(form.get('next'), c.get('root'))
     const verified = await verifyKey(deps, (form.get('api_key') ?? '').trim())
     if (!verified) {
       return sendPage(c, 401, <LoginPage next={next} error="That API key was not accepted: it is mistyped, unknown or revoked." />)
@@ -81,7 +83,7 @@ export function loginRoutes(deps: Deps) {
     if (!fromSameOrigin(c, deps)) return refuseCrossSite(c)
     clearSessionCookie(c, isHttps(c, deps))
     c.header('cache-control', 'no-store')
-    return c.redirect('/portal/login', 303)
+    return c.redirect(`${c.get('root')}/portal/login`, 303)
   })
 
   return app

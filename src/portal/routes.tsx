@@ -22,10 +22,16 @@ import { evalRunPages } from './eval-runs.tsx'
 import { requireSession, type PortalEnv } from './guard.ts'
 import { MessagePage, sendPage } from './layout.tsx'
 import { loginRoutes } from './login.tsx'
+import { rootPath } from './root.ts'
 import { STYLESHEET } from './style.ts'
 
 export function portalRoutes(deps: Deps) {
   const app = new Hono<PortalEnv>()
+  const root = rootPath(deps.baseUrl)
+  app.use('*', async (c, next) => {
+    c.set('root', root)
+    await next()
+  })
 
   app.onError((error, c) => {
     const signedIn = c.get('session') !== undefined
@@ -44,7 +50,7 @@ export function portalRoutes(deps: Deps) {
     c.header('x-content-type-options', 'nosniff')
     return c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' })
   })
-  app.get('/', (c) => c.redirect('/portal/episodes', 302))
+  app.get('/', (c) => c.redirect(`${root}/portal/episodes`, 302))
   app.route('/', loginRoutes(deps))
 
   app.use('*', requireSession(deps))
@@ -52,7 +58,7 @@ export function portalRoutes(deps: Deps) {
   app.route('/eval-runs', evalRunPages(deps))
   app.all('*', (c) => {
     const path = new URL(c.req.url).pathname
-    if (c.req.method === 'GET' && path.length > 1 && path.endsWith('/')) return c.redirect(path.replace(/\/+$/, ''), 302)
+    if (c.req.method === 'GET' && path.length > 1 && path.endsWith('/')) return c.redirect(root + path.replace(/\/+$/, ''), 302)
     throw new EpisodicError('not_found', 'not found')
   })
   return app
