@@ -3,8 +3,8 @@
  * `node:http` server (or Express, Fastify's raw server, ...), optionally under
  * a path prefix. With a prefix, set `EPISODIC_PUBLIC_URL` (the core's
  * `baseUrl`) to the public address including it, e.g.
- * `https://example.com/episodic`, so the built-in store's signed URLs point
- * under the prefix too.
+ * `https://example.com/episodic`, so the built-in store's signed URLs and the
+ * portal's links point under the prefix too.
  *
  * @example
  * const episodic = nodeListener(app, { prefix: '/episodic' })
