@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
 import { actionMetrics, CandidateRecorder } from '../src/replay/metrics.ts'
 import { createZlibInflate, readNpz, stepView, type NdArray } from '../src/replay/npz/index.ts'
+import { median } from './lib.ts'
 
 const STEPS = 3000
 /** glibc malloc tunable: madvise transparent huge pages on big mappings (glibc >= 2.35). */
@@ -127,23 +128,18 @@ async function paired(numpy: Numpy, command: string, fn: () => unknown, rounds: 
     theirs.push(n)
     ratios.push(n / o)
   }
-  return { ours: medianOf(ours), theirs: medianOf(theirs), ratio: medianOf(ratios) }
-}
-
-function medianOf(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
+  return { ours: median(ours), theirs: median(theirs), ratio: median(ratios) }
 }
 
 /** Seconds per call: the median of `runs` timings of `inner` back-to-back calls, after two unmeasured ones. */
-function median(fn: () => unknown, runs: number, inner = 1): number {
+function timePerCall(fn: () => unknown, runs: number, inner = 1): number {
   const ts: number[] = []
   for (let i = 0; i < runs + 2; i++) {
     const t0 = performance.now()
     for (let k = 0; k < inner; k++) fn()
     ts.push((performance.now() - t0) / 1000 / inner)
   }
-  return medianOf(ts.slice(2))
+  return median(ts.slice(2))
 }
 
 const fmt = (x: number, digits = 0): string => x.toFixed(digits).padStart(8)
@@ -245,8 +241,8 @@ export async function main(): Promise<void> {
       const sensors = readNpz(readFileSync(join(dir, 'stored.npz')))
       const action = { '/action/joint_position': new Float64Array(7), '/action/joint_velocity': new Float64Array(7) }
       const noop = (): Record<string, unknown> => action
-      const loop = median(() => replayLoop(sensors, new CandidateRecorder(baseline), noop), 7, 20)
-      const views = median(() => { for (let i = 0; i < STEPS; i++) stepView(sensors['/camera/depth'], i) }, 7, 20)
+      const loop = timePerCall(() => replayLoop(sensors, new CandidateRecorder(baseline), noop), 7, 20)
+      const views = timePerCall(() => { for (let i = 0; i < STEPS; i++) stepView(sensors['/camera/depth'], i) }, 7, 20)
       console.log(`replay loop, ns/step (3 stepView observations -> no-op policy -> record 2 x 7 values)`)
       console.log(`  loop incl. recorder allocation ${fmt((loop * 1e9) / STEPS, 0)}   (one stepView alone: ${((views * 1e9) / STEPS).toFixed(0)} ns)`)
     } finally {

@@ -34,20 +34,21 @@ export function decodeNpy(bytes: Uint8Array, entry: string, use: NpyBytes): NdAr
     throw npzError(entry, `truncated data: shape (${shape.join(', ')}) needs ${nbytes} bytes, found ${bytes.length - dataOffset}`)
   }
   const payload = bytes.subarray(dataOffset, dataOffset + nbytes)
+  // How far the payload sits past an element boundary of its buffer.
+  const skew = payload.byteOffset % dtype.itemsize
   let data: TypedArray
   if (dtype.name === 'float16') {
     data = decodeFloat16(payload, count, bigEndian)
   } else if (bigEndian && dtype.itemsize > 1) {
     data = new dtype.ctor(count)
     byteSwapInto(payload, new Uint8Array(data.buffer), dtype.itemsize)
-  } else if (use !== 'borrowed' && payload.byteOffset % dtype.itemsize === 0) {
+  } else if (use !== 'borrowed' && skew === 0) {
     data = new dtype.ctor(payload.buffer, payload.byteOffset, count)
-  } else if (use === 'movable' && dataOffset >= payload.byteOffset % dtype.itemsize) {
+  } else if (use === 'movable' && dataOffset >= skew) {
     // memmove within memory already paged in: no allocation, no page faults.
-    const start = bytes.byteOffset + dataOffset
-    const at = start - (start % dtype.itemsize)
-    new Uint8Array(bytes.buffer).copyWithin(at, start, start + nbytes)
-    data = new dtype.ctor(bytes.buffer, at, count)
+    const at = payload.byteOffset - skew
+    new Uint8Array(payload.buffer).copyWithin(at, payload.byteOffset, payload.byteOffset + nbytes)
+    data = new dtype.ctor(payload.buffer, at, count)
   } else {
     // Not payload.slice(): on a Node Buffer input, slice() returns a view, not a copy.
     data = new dtype.ctor(count)
