@@ -26,6 +26,7 @@ import {
   type TransactionSettings,
 } from 'kysely'
 import type { Database } from './schema.ts'
+import { stripedSql } from './stripes.ts'
 import { parseTextArray, serializeTextArray, TEXT_ARRAY_OID } from './text-array.ts'
 
 /**
@@ -63,7 +64,7 @@ export interface PostgresJsReserved {
   release(): void
 }
 
-type PostgresJsResult = unknown[] & { count?: number; command?: string }
+export type PostgresJsResult = unknown[] & { count?: number; command?: string }
 
 const MUTATIONS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
 
@@ -145,17 +146,21 @@ export interface PostgresDatabaseOptions {
 /**
  * A postgres.js pool for `url` with the options the project's rows rely on
  * (jsonb as JSON text, no notices), typed by what `postgresJsDialect` uses.
+ * It is striped: up to `max` single-connection postgres.js instances (see
+ * `stripes.ts` for the measured reason).
  */
 export function createPostgresSql(url: string, options: PostgresDatabaseOptions = {}): PostgresJsSql {
-  return postgres(url, {
-    max: options.max ?? 10,
-    onnotice: () => {},
-    types: POSTGRES_JS_TYPES,
-    // No pg_type lookup on every new connection (one round trip each, i.e.
-    // one per request on Workers): the only array type used, text[], is above.
-    fetch_types: false,
-    connection: { application_name: 'episodic' },
-  })
+  const open = (): PostgresJsSql =>
+    postgres(url, {
+      max: 1,
+      onnotice: () => {},
+      types: POSTGRES_JS_TYPES,
+      // No pg_type lookup on every new connection (one round trip each, i.e.
+      // one per request on Workers): the only array type used, text[], is above.
+      fetch_types: false,
+      connection: { application_name: 'episodic' },
+    })
+  return stripedSql(open, options.max ?? 10)
 }
 
 /**
