@@ -23,6 +23,8 @@ import { errorResponse } from './http/errors.ts'
 import { episodeRoutes } from './episodes/routes.ts'
 import { evalIngestRoutes, evalReadRoutes } from './eval/routes.ts'
 import { ingestRoutes } from './ingest/routes.ts'
+import { createEpisodeWriter } from './ingest/writer.ts'
+import type { Defer } from './db/batch.ts'
 import { openApiDocument } from './openapi/document.ts'
 import { portalRoutes } from './portal/routes.tsx'
 import { createSessions } from './portal/session.ts'
@@ -49,6 +51,14 @@ export interface EpisodicOptions {
    * random secret is made, so sessions end when the process does.
    */
   sessionSecret?: string
+  /**
+   * Coalesce the episode opens and finalizes of one event-loop turn into one
+   * statement each (see `db/batch.ts`): the function that runs a callback at
+   * the end of the turn. The Node, Bun and Deno adapters pass `setImmediate`.
+   * Absent: one statement per request, as on Workers, where requests may not
+   * share a connection.
+   */
+  batchWrites?: Defer
 }
 
 export type EpisodicApp = Hono<AppEnv> & { deps: Deps }
@@ -62,6 +72,7 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   const sessionSecret = options.sessionSecret ?? base64url(random.bytes(32))
   const deps: Deps = {
     db: options.db,
+    episodes: createEpisodeWriter(options.db, options.batchWrites),
     storage: options.storage ?? null,
     clock,
     random,

@@ -7,6 +7,7 @@ import type { Authenticator } from './auth/authenticate.ts'
 import type { Clock } from './clock.ts'
 import type { Random, Sha256Ctor } from './crypto.ts'
 import type { Database } from './db/schema.ts'
+import type { EpisodeWriter } from './ingest/writer.ts'
 import type { Sessions } from './portal/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
@@ -18,6 +19,8 @@ export interface Logger {
 
 export interface Deps {
   db: Kysely<Database>
+  /** Episode inserts and finalizes (batched where the runtime allows). */
+  episodes: EpisodeWriter
   storage: ObjectStorage | null
   clock: Clock
   random: Random

@@ -12,6 +12,7 @@ import { serve } from '@hono/node-server'
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { setImmediate } from 'node:timers'
 import type { AddressInfo } from 'node:net'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
 import type { EpisodicConfig } from '../../src/config.ts'
@@ -37,6 +38,8 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
   const storage = overrides.storage !== undefined ? overrides.storage : nodeStorage(config)
   const app = createApp({
     sha256: NodeSha256,
+    // One INSERT / UPDATE for the opens and finalizes read in one turn.
+    batchWrites: (flush) => void setImmediate(flush),
     authCacheMs: config.authCacheMs,
     baseUrl: config.baseUrl,
     sessionSecret: overrides.sessionSecret ?? config.sessionSecret ?? fileSecret(config.dataDir, 'session.secret'),

@@ -4,7 +4,7 @@
  * finalizes never lose a key, and a `ready` episode keeps its status and its
  * `updated_at` (finalizing again returns the same payload).
  */
-import { sql, type Kysely, type Selectable } from 'kysely'
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely'
 import { EpisodicError } from '../errors.ts'
 import { prepareQuery } from '../db/prepared.ts'
 import type { Database, EpisodesTable } from '../db/schema.ts'
@@ -51,11 +51,42 @@ const insert = prepareQuery(
 
 /** Inserts a `recording` episode (a prepared statement: the open path's hot query). */
 export async function insertEpisode(db: Kysely<Database>, e: NewEpisode): Promise<void> {
-  await insert(db, {
-    ...e,
-    seed: e.seed === null ? null : BigInt(e.seed).toString(),
-    metadata: JSON.stringify(e.metadata),
-  })
+  await insert(db, toInsertParams(e))
+}
+
+/** Inserts several `recording` episodes in one statement (see `db/batch.ts`). */
+export async function insertEpisodes(db: Kysely<Database>, episodes: readonly NewEpisode[]): Promise<void> {
+  if (episodes.length === 1) return insertEpisode(db, episodes[0]!)
+  await db
+    .insertInto('episodes')
+    .values(
+      episodes.map((e) => {
+        const p = toInsertParams(e)
+        return {
+          id: p.id,
+          client_id: p.clientId,
+          name: p.name,
+          source: p.source,
+          robot: p.robot,
+          policy_version: p.policyVersion,
+          env_version: p.envVersion,
+          git_sha: p.gitSha,
+          seed: p.seed,
+          fps: p.fps,
+          metadata: p.metadata,
+          status: 'recording' as const,
+          artifacts: p.artifacts,
+          created_at: p.now,
+          updated_at: p.now,
+        }
+      }),
+    )
+    .execute()
+}
+
+/** The row's parameters as the database takes them: seed as int8 text, metadata as JSON text. */
+function toInsertParams(e: NewEpisode) {
+  return { ...e, seed: e.seed === null ? null : BigInt(e.seed).toString(), metadata: JSON.stringify(e.metadata) }
 }
 
 export interface FinalizeChange {
@@ -89,27 +120,105 @@ const finalize = prepareQuery(
   },
 )
 
+/** One finalize to apply: whose episode, which, and the change. */
+export interface FinalizeItem {
+  clientId: string
+  episodeId: string
+  change: FinalizeChange
+}
+
+/** What the finalize UPDATE returns; none when the episode is unknown, foreign or archived. */
+export interface FinalizedRow {
+  id: string
+  status: string
+  updated_at: Date | string
+}
+
+const finalizeParams = ({ clientId, episodeId, change }: FinalizeItem) => ({
+  clientId,
+  episodeId,
+  status: change.status,
+  durationS: change.durationS ?? null,
+  fps: change.fps ?? null,
+  bytesTotal: change.bytesTotal ?? null,
+  metadata: JSON.stringify(change.metadata ?? {}),
+  now: change.now,
+})
+
+/** Parameter, column and cast of each VALUES slot of the batched finalize. */
+const FINALIZE_VALUES = [
+  ['clientId', 'client_id', 'text'],
+  ['episodeId', 'id', 'uuid'],
+  ['status', 'status', 'text'],
+  ['durationS', 'duration_s', 'float8'],
+  ['fps', 'fps', 'float8'],
+  ['bytesTotal', 'bytes_total', 'int8'],
+  ['metadata', 'metadata', 'jsonb'],
+  ['now', 'now', 'timestamptz'],
+] as const
+
+/**
+ * Applies finalizes, one result per item. Several go in one
+ * `UPDATE ... FROM (VALUES ...)` with the same rule as the single statement;
+ * an episode named twice is updated in a later statement, because one
+ * UPDATE changes a row at most once and the second merge would be lost.
+ */
+export async function applyFinalizes(db: Kysely<Database>, items: readonly FinalizeItem[]): Promise<(FinalizedRow | undefined)[]> {
+  if (items.length === 1) return [(await finalize(db, finalizeParams(items[0]!))).rows[0] as FinalizedRow | undefined]
+  const results = new Array<FinalizedRow | undefined>(items.length)
+  let round = items.map((item, index) => ({ item, index }))
+  while (round.length > 0) {
+    const seen = new Set<string>()
+    const now: typeof round = []
+    const later: typeof round = []
+    for (const entry of round) {
+      const key = entry.item.episodeId
+      ;(seen.has(key) ? later : now).push(entry)
+      seen.add(key)
+    }
+    const parameters: unknown[] = []
+    const rows = now.map(({ item }) => {
+      const p = finalizeParams(item)
+      return `(${FINALIZE_VALUES.map(([param, , cast]) => `$${parameters.push(p[param])}::${cast}`).join(', ')})`
+    })
+    const { rows: updated } = await db.executeQuery<FinalizedRow & { client_id: string }>(
+      CompiledQuery.raw(
+        `update episodes as e set
+          status = case when e.status = 'ready' then 'ready' else v.status end,
+          duration_s = coalesce(v.duration_s, e.duration_s),
+          fps = coalesce(v.fps, e.fps),
+          bytes_total = coalesce(v.bytes_total, e.bytes_total),
+          metadata = coalesce(e.metadata, '{}'::jsonb) || v.metadata,
+          updated_at = case when e.status = 'ready' then e.updated_at else v.now end
+        from (values ${rows.join(', ')}) as v(${FINALIZE_VALUES.map(([, column]) => column).join(', ')})
+        where e.id = v.id and e.client_id = v.client_id and e.status <> 'archived'
+        returning e.id, e.client_id, e.status, e.updated_at`,
+        parameters,
+      ),
+    )
+    const byId = new Map(updated.map((row) => [row.id, row]))
+    for (const { item, index } of now) {
+      const row = byId.get(item.episodeId)
+      results[index] = row && row.client_id === item.clientId ? { id: row.id, status: row.status, updated_at: row.updated_at } : undefined
+    }
+    round = later
+  }
+  return results
+}
+
 /**
  * Applies a finalize. Throws not_found for an unknown or foreign episode and
- * conflict for an archived one (in which case nothing changed).
+ * conflict for an archived one (in which case nothing changed). `apply`
+ * writes it (default: one statement now; the ingest writer batches).
  */
 export async function finalizeEpisode(
   db: Kysely<Database>,
   clientId: string,
   episodeId: string,
   change: FinalizeChange,
+  apply: (item: FinalizeItem) => Promise<FinalizedRow | undefined> = async (item) => (await applyFinalizes(db, [item]))[0],
 ): Promise<FinalizeEpisodeResult> {
-  const { rows } = await finalize(db, {
-    clientId,
-    episodeId,
-    status: change.status,
-    durationS: change.durationS ?? null,
-    fps: change.fps ?? null,
-    bytesTotal: change.bytesTotal ?? null,
-    metadata: JSON.stringify(change.metadata ?? {}),
-    now: change.now,
-  })
-  const row = rows[0]
+  const row = await apply({ clientId, episodeId, change })
   if (row) return { episode_id: row.id, status: row.status as 'ready' | 'failed', updated_at: iso(row.updated_at) }
 
   const existing = await db

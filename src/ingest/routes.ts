@@ -9,7 +9,6 @@ import { EpisodicError } from '../errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { isUuid } from '../http/fields.ts'
 import { ARTIFACT_CONTENT_TYPE, objectKey, type ArtifactKind } from '../storage/types.ts'
-import { finalizeEpisode, insertEpisode } from './episodes.ts'
 import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './schemas.ts'
 
 /** Signed upload URLs live 30 minutes (spec, "Limits"). */
@@ -39,7 +38,7 @@ export function ingestRoutes(deps: Deps) {
         return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
       }),
     )
-    await insertEpisode(deps.db, {
+    await deps.episodes.insert({
       id: episodeId,
       clientId,
       name: body.name ?? null,
@@ -67,7 +66,7 @@ export function ingestRoutes(deps: Deps) {
     const id = c.req.param('id')
     if (!isUuid(id)) throw new EpisodicError('not_found', 'episode not found')
     const body = await readJsonBody(c.req.raw, FinalizeEpisodeBody, deps.bodyLimit)
-    const result = await finalizeEpisode(deps.db, c.get('clientId'), id.toLowerCase(), {
+    const result = await deps.episodes.finalize(c.get('clientId'), id.toLowerCase(), {
       status: body.status,
       durationS: body.duration_s,
       fps: body.fps,

@@ -1,0 +1,33 @@
+/**
+ * How the ingest routes write episodes: one statement per request, or, when
+ * the runtime gives a `defer` (see `db/batch.ts`), the opens and finalizes of
+ * one event-loop turn coalesced into one INSERT and one UPDATE.
+ */
+import type { Kysely } from 'kysely'
+import { batched, type Defer } from '../db/batch.ts'
+import type { Database } from '../db/schema.ts'
+import { applyFinalizes, finalizeEpisode, insertEpisode, insertEpisodes, type FinalizeChange, type FinalizeItem, type NewEpisode } from './episodes.ts'
+import type { FinalizeEpisodeResult } from './schemas.ts'
+
+export interface EpisodeWriter {
+  /** Inserts a `recording` episode. */
+  insert(episode: NewEpisode): Promise<void>
+  /** Applies a finalize (not_found / conflict as `finalizeEpisode` says). */
+  finalize(clientId: string, episodeId: string, change: FinalizeChange): Promise<FinalizeEpisodeResult>
+}
+
+/** The writer over `db`; batched when `defer` is given. */
+export function createEpisodeWriter(db: Kysely<Database>, defer?: Defer): EpisodeWriter {
+  if (!defer) {
+    return {
+      insert: (episode) => insertEpisode(db, episode),
+      finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change),
+    }
+  }
+  const insert = batched({ defer, run: async (episodes: NewEpisode[]) => (await insertEpisodes(db, episodes), episodes.map(() => undefined)) })
+  const apply = batched({ defer, run: (items: FinalizeItem[]) => applyFinalizes(db, items) })
+  return {
+    insert,
+    finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change, apply),
+  }
+}
