@@ -25,11 +25,30 @@ export interface LoadResult {
   perSecond: number
   p50: number
   p99: number
+  /** p99 in ms of each named step an op timed with `step` (e.g. each request of a pair). */
+  steps: Record<string, number>
 }
+
+let stepLatencies: Map<string, number[]> | undefined
+
+/** Awaits `work`, recording its latency under `name` for the running `load`. */
+export async function step<T>(name: string, work: PromiseLike<T>): Promise<T> {
+  const t = performance.now()
+  const result = await work
+  if (stepLatencies) {
+    let list = stepLatencies.get(name)
+    if (!list) stepLatencies.set(name, (list = []))
+    list.push(performance.now() - t)
+  }
+  return result
+}
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
 
 /** Runs `op` from `concurrency` workers for `seconds`; latencies in ms. */
 export async function load(concurrency: number, seconds: number, op: () => Promise<void>): Promise<LoadResult> {
   const latencies: number[] = []
+  stepLatencies = new Map()
   const end = performance.now() + seconds * 1000
   const start = performance.now()
   await Promise.all(
@@ -43,8 +62,10 @@ export async function load(concurrency: number, seconds: number, op: () => Promi
   )
   const elapsed = (performance.now() - start) / 1000
   latencies.sort((a, b) => a - b)
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
-  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) }
+  const steps: Record<string, number> = {}
+  for (const [name, list] of stepLatencies) steps[name] = percentile(list.sort((a, b) => a - b), 0.99)
+  stepLatencies = undefined
+  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), steps }
 }
 
 export function median(values: number[]): number {
@@ -120,7 +141,7 @@ export async function benchTenant(): Promise<BenchTenant> {
 /** One open (3 signed URLs) + finalize against the episodic server `pool` talks to. */
 export function episodicPair(pool: HttpPool, key: string): () => Promise<void> {
   return async () => {
-    const opened = await pool.postJson('/api/ingest/episode', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}')
-    await pool.postJson(`/api/ingest/episode/${opened.episode_id}/finalize`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}')
+    const opened = await step('open', pool.postJson('/api/ingest/episode', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}'))
+    await step('finalize', pool.postJson(`/api/ingest/episode/${opened.episode_id}/finalize`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}'))
   }
 }
