@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import postgres from 'postgres'
 import { HttpPool } from './http-client.ts'
-import { createPostgresSql } from '../src/db/postgres-js.ts'
+import { createPostgresSql, type PostgresJsSql } from '../src/db/postgres-js.ts'
 import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, step, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
@@ -40,24 +40,18 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     const opened = await step('open', floor.postJson('/open', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}'))
     await step('finalize', floor.postJson(`/finalize/${opened.episode_id}`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}'))
   }
-  const rawPair = async () => {
+  // The same prepared INSERT and UPDATE on either pool (tagged queries are prepared too).
+  const rawPairOn = (pool: Pick<PostgresJsSql, 'unsafe'>) => async () => {
     const id = crypto.randomUUID()
     const now = new Date()
-    await step('open', sql`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
-      values (${id}, ${clientId}, 'bench', 'real', 'arm', 'v1', ${'{"task":"pick"}'}::jsonb, 'recording', ${['video', 'sensors', 'actions']}, ${now}, ${now})`)
-    await step('finalize', sql`update episodes set status = 'ready', duration_s = 12.5, bytes_total = 1000,
-      metadata = coalesce(metadata, '{}'::jsonb) || ${'{"done":true}'}::jsonb, updated_at = ${now}
-      where id = ${id} and client_id = ${clientId} and status <> 'archived'`)
-  }
-  const stripedPair = async () => {
-    const id = crypto.randomUUID()
-    const now = new Date()
-    await step('open', striped.unsafe(`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
+    await step('open', pool.unsafe(`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
       values ($1, $2, 'bench', 'real', 'arm', 'v1', $3::jsonb, 'recording', $4, $5, $5)`, [id, clientId, '{"task":"pick"}', ['video', 'sensors', 'actions'], now], { prepare: true }))
-    await step('finalize', striped.unsafe(`update episodes set status = 'ready', duration_s = 12.5, bytes_total = 1000,
+    await step('finalize', pool.unsafe(`update episodes set status = 'ready', duration_s = 12.5, bytes_total = 1000,
       metadata = coalesce(metadata, '{}'::jsonb) || $1::jsonb, updated_at = $2
       where id = $3 and client_id = $4 and status <> 'archived'`, ['{"done":true}', now, id, clientId], { prepare: true }))
   }
+  const rawPair = rawPairOn(sql as unknown as PostgresJsSql)
+  const stripedPair = rawPairOn(striped)
 
   try {
     await load(CONCURRENCY, 1, httpPair) // warm up both paths

@@ -62,10 +62,10 @@ export function stripedSql(open: () => PostgresJsSql, max: number): PostgresJsSq
       then<A = PostgresJsResult, B = never>(
         onFulfilled?: ((value: PostgresJsResult) => A | PromiseLike<A>) | null,
         onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
-      ): Promise<A | B> {
+      ): PromiseLike<A | B> {
         const stripe = pick()
         stripe.inFlight++
-        return Promise.resolve(stripe.sql.unsafe(query, params, options)).then(
+        return stripe.sql.unsafe(query, params, options).then(
           (value) => {
             stripe.inFlight--
             return onFulfilled ? onFulfilled(value) : (value as A)

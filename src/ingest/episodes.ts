@@ -4,7 +4,7 @@
  * finalizes never lose a key, and a `ready` episode keeps its status and its
  * `updated_at` (finalizing again returns the same payload).
  */
-import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely'
+import { CompiledQuery, type Kysely, type Selectable } from 'kysely'
 import { EpisodicError } from '../errors.ts'
 import { prepareQuery } from '../db/prepared.ts'
 import type { Database, EpisodesTable } from '../db/schema.ts'
@@ -27,26 +27,28 @@ export interface NewEpisode {
   now: Date
 }
 
+/** The row an insert writes, from its parameters (real values, or prepareQuery's stand-ins). */
+const insertRow = (p: Readonly<Record<keyof InsertParams, unknown>>) => ({
+  id: p.id as string,
+  client_id: p.clientId as string,
+  name: p.name as string | null,
+  source: p.source as NewEpisode['source'],
+  robot: p.robot as string | null,
+  policy_version: p.policyVersion as string | null,
+  env_version: p.envVersion as string | null,
+  git_sha: p.gitSha as string | null,
+  seed: p.seed as string | null,
+  fps: p.fps as number | null,
+  metadata: p.metadata as string,
+  status: 'recording' as const,
+  artifacts: p.artifacts as ArtifactKind[],
+  created_at: p.now as Date,
+  updated_at: p.now as Date,
+})
+
 const insert = prepareQuery(
   ['id', 'clientId', 'name', 'source', 'robot', 'policyVersion', 'envVersion', 'gitSha', 'seed', 'fps', 'metadata', 'artifacts', 'now'],
-  (db, p) =>
-    db.insertInto('episodes').values({
-      id: p.id as string,
-      client_id: p.clientId as string,
-      name: p.name as string | null,
-      source: p.source as NewEpisode['source'],
-      robot: p.robot as string | null,
-      policy_version: p.policyVersion as string | null,
-      env_version: p.envVersion as string | null,
-      git_sha: p.gitSha as string | null,
-      seed: p.seed as string | null,
-      fps: p.fps as number | null,
-      metadata: p.metadata as string,
-      status: 'recording',
-      artifacts: p.artifacts as ArtifactKind[],
-      created_at: p.now as Date,
-      updated_at: p.now as Date,
-    }),
+  (db, p) => db.insertInto('episodes').values(insertRow(p)),
 )
 
 /** Inserts a `recording` episode (a prepared statement: the open path's hot query). */
@@ -59,30 +61,11 @@ export async function insertEpisodes(db: Kysely<Database>, episodes: readonly Ne
   if (episodes.length === 1) return insertEpisode(db, episodes[0]!)
   await db
     .insertInto('episodes')
-    .values(
-      episodes.map((e) => {
-        const p = toInsertParams(e)
-        return {
-          id: p.id,
-          client_id: p.clientId,
-          name: p.name,
-          source: p.source,
-          robot: p.robot,
-          policy_version: p.policyVersion,
-          env_version: p.envVersion,
-          git_sha: p.gitSha,
-          seed: p.seed,
-          fps: p.fps,
-          metadata: p.metadata,
-          status: 'recording' as const,
-          artifacts: p.artifacts,
-          created_at: p.now,
-          updated_at: p.now,
-        }
-      }),
-    )
+    .values(episodes.map((e) => insertRow(toInsertParams(e))))
     .execute()
 }
+
+type InsertParams = ReturnType<typeof toInsertParams>
 
 /** The row's parameters as the database takes them: seed as int8 text, metadata as JSON text. */
 function toInsertParams(e: NewEpisode) {
@@ -97,28 +80,6 @@ export interface FinalizeChange {
   metadata?: Record<string, unknown>
   now: Date
 }
-
-/** The finalize rule as one prepared UPDATE (the finalize path's hot query). */
-const finalize = prepareQuery(
-  ['clientId', 'episodeId', 'status', 'durationS', 'fps', 'bytesTotal', 'metadata', 'now'],
-  (db, p) => {
-    const ready = sql<boolean>`status = 'ready'`
-    return db
-      .updateTable('episodes')
-      .set({
-        status: sql`case when ${ready} then 'ready' else ${p.status} end`,
-        duration_s: sql`coalesce(${p.durationS}::float8, duration_s)`,
-        fps: sql`coalesce(${p.fps}::float8, fps)`,
-        bytes_total: sql`coalesce(${p.bytesTotal}::int8, bytes_total)`,
-        metadata: sql`coalesce(metadata, '{}'::jsonb) || ${p.metadata}::jsonb`,
-        updated_at: sql`case when ${ready} then updated_at else ${p.now}::timestamptz end`,
-      })
-      .where('id', '=', p.episodeId as string)
-      .where('client_id', '=', p.clientId as string)
-      .where('status', '<>', 'archived')
-      .returning(['id', 'status', 'updated_at'])
-  },
-)
 
 /** One finalize to apply: whose episode, which, and the change. */
 export interface FinalizeItem {
@@ -145,7 +106,7 @@ const finalizeParams = ({ clientId, episodeId, change }: FinalizeItem) => ({
   now: change.now,
 })
 
-/** Parameter, column and cast of each VALUES slot of the batched finalize. */
+/** Parameter, column and cast of each VALUES slot of the finalize statement. */
 const FINALIZE_VALUES = [
   ['clientId', 'client_id', 'text'],
   ['episodeId', 'id', 'uuid'],
@@ -158,32 +119,18 @@ const FINALIZE_VALUES = [
 ] as const
 
 /**
- * Applies finalizes, one result per item. Several go in one
- * `UPDATE ... FROM (VALUES ...)` with the same rule as the single statement;
- * an episode named twice is updated in a later statement, because one
- * UPDATE changes a row at most once and the second merge would be lost.
+ * The finalize rule as one UPDATE over `count` rows of VALUES. Its text
+ * depends only on `count`, so it is built once per size and the drivers
+ * reuse their prepared statement.
  */
-export async function applyFinalizes(db: Kysely<Database>, items: readonly FinalizeItem[]): Promise<(FinalizedRow | undefined)[]> {
-  if (items.length === 1) return [(await finalize(db, finalizeParams(items[0]!))).rows[0] as FinalizedRow | undefined]
-  const results = new Array<FinalizedRow | undefined>(items.length)
-  let round = items.map((item, index) => ({ item, index }))
-  while (round.length > 0) {
-    const seen = new Set<string>()
-    const now: typeof round = []
-    const later: typeof round = []
-    for (const entry of round) {
-      const key = entry.item.episodeId
-      ;(seen.has(key) ? later : now).push(entry)
-      seen.add(key)
-    }
-    const parameters: unknown[] = []
-    const rows = now.map(({ item }) => {
-      const p = finalizeParams(item)
-      return `(${FINALIZE_VALUES.map(([param, , cast]) => `$${parameters.push(p[param])}::${cast}`).join(', ')})`
-    })
-    const { rows: updated } = await db.executeQuery<FinalizedRow & { client_id: string }>(
-      CompiledQuery.raw(
-        `update episodes as e set
+const finalizeSql = (() => {
+  const texts = new Map<number, string>()
+  const width = FINALIZE_VALUES.length
+  return (count: number): string => {
+    let text = texts.get(count)
+    if (text === undefined) {
+      const rows = Array.from({ length: count }, (_, row) => `(${FINALIZE_VALUES.map(([, , cast], i) => `$${row * width + i + 1}::${cast}`).join(', ')})`)
+      text = `update episodes as e set
           status = case when e.status = 'ready' then 'ready' else v.status end,
           duration_s = coalesce(v.duration_s, e.duration_s),
           fps = coalesce(v.fps, e.fps),
@@ -192,15 +139,37 @@ export async function applyFinalizes(db: Kysely<Database>, items: readonly Final
           updated_at = case when e.status = 'ready' then e.updated_at else v.now end
         from (values ${rows.join(', ')}) as v(${FINALIZE_VALUES.map(([, column]) => column).join(', ')})
         where e.id = v.id and e.client_id = v.client_id and e.status <> 'archived'
-        returning e.id, e.client_id, e.status, e.updated_at`,
-        parameters,
-      ),
-    )
-    const byId = new Map(updated.map((row) => [row.id, row]))
-    for (const { item, index } of now) {
-      const row = byId.get(item.episodeId)
-      results[index] = row && row.client_id === item.clientId ? { id: row.id, status: row.status, updated_at: row.updated_at } : undefined
+        returning e.id, e.status, e.updated_at`
+      texts.set(count, text)
     }
+    return text
+  }
+})()
+
+/**
+ * Applies finalizes in one statement, one result per item. An episode named
+ * twice is updated in a later statement, because one UPDATE changes a row at
+ * most once and the second merge would be lost.
+ */
+export async function applyFinalizes(db: Kysely<Database>, items: readonly FinalizeItem[]): Promise<(FinalizedRow | undefined)[]> {
+  const results = new Array<FinalizedRow | undefined>(items.length)
+  let round = items.map((item, index) => ({ item, index }))
+  while (round.length > 0) {
+    const ids = new Set<string>()
+    const now: typeof round = []
+    const later: typeof round = []
+    for (const entry of round) {
+      ;(ids.has(entry.item.episodeId) ? later : now).push(entry)
+      ids.add(entry.item.episodeId)
+    }
+    const parameters: unknown[] = []
+    for (const { item } of now) {
+      const p = finalizeParams(item)
+      for (const [param] of FINALIZE_VALUES) parameters.push(p[param])
+    }
+    const { rows } = await db.executeQuery<FinalizedRow>(CompiledQuery.raw(finalizeSql(now.length), parameters))
+    const byId = new Map(rows.map((row) => [row.id, row]))
+    for (const { item, index } of now) results[index] = byId.get(item.episodeId)
     round = later
   }
   return results
