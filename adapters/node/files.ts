@@ -9,7 +9,7 @@
  * leaves nothing behind and readers never see half an object.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import { Readable, Transform } from 'node:stream'
@@ -60,13 +60,17 @@ export function createDiskFiles(dir: string): BlobFiles {
           done(null, chunk)
         },
       })
+      // The file is opened before the body is read: a write stream that opens
+      // lazily can create its file after a failed pipeline's cleanup ran.
+      const handle = await open(temp, 'wx')
       try {
-        await pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), measure, createWriteStream(temp, { flags: 'wx' }))
+        await pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), measure, handle.createWriteStream())
         const etag = md5.digest('hex')
         await writeAtomically(meta, JSON.stringify({ etag, size, mtimeMs: (await stat(temp)).mtimeMs } satisfies Meta))
         await rename(temp, data)
         return { size, etag }
       } catch (error) {
+        await handle.close().catch(() => {})
         await rm(temp, { force: true })
         throw error
       }
