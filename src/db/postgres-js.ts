@@ -4,10 +4,14 @@
  * reserves a connection only for transactions.
  *
  * Why not kysely-postgres-js: it reserves a connection for every query and
- * sends unprepared statements (two round trips); measured here at ~60% of
- * postgres.js used directly on the same INSERT, while this driver stays at
- * 90-104% (see bench/ingest.ts). Kysely's own Postgres adapter, compiler and
- * introspector are reused unchanged.
+ * sends unprepared statements (two round trips); measured here at 0.53-0.66
+ * of postgres.js used directly on the same INSERT, this driver at 0.76-0.92
+ * with Kysely building each query (see bench/dialect.ts; the hot ingest
+ * statements are compiled once, see prepared.ts). Kysely's own Postgres
+ * adapter, compiler and introspector are reused unchanged. A postgres.js
+ * instance of your own works too, but not with `fetch_types: false`: its
+ * `reserve()` (transactions) can then hang (porsager/postgres#751);
+ * `createPostgresSql` sets that option and works around it (see `stripes.ts`).
  *
  * @example
  * const db = new Kysely<Database>({ dialect: postgresJsDialect(postgres(url)) })
@@ -26,7 +30,7 @@ import {
   type TransactionSettings,
 } from 'kysely'
 import type { Database } from './schema.ts'
-import { stripedSql } from './stripes.ts'
+import { stripedSql, type StripeEvents } from './stripes.ts'
 import { parseTextArray, serializeTextArray, TEXT_ARRAY_OID } from './text-array.ts'
 
 /**
@@ -150,9 +154,10 @@ export interface PostgresDatabaseOptions {
  * `stripes.ts` for the measured reason).
  */
 export function createPostgresSql(url: string, options: PostgresDatabaseOptions = {}): PostgresJsSql {
-  const open = (): PostgresJsSql =>
+  const open = ({ onclose }: StripeEvents): PostgresJsSql =>
     postgres(url, {
       max: 1,
+      onclose,
       onnotice: () => {},
       types: POSTGRES_JS_TYPES,
       // No pg_type lookup on every new connection (one round trip each, i.e.

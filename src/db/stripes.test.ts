@@ -1,21 +1,30 @@
 import { describe, expect, it } from 'vitest'
-import type { PostgresJsReserved, PostgresJsResult, PostgresJsSql } from './postgres-js.ts'
-import { stripedSql } from './stripes.ts'
+import { postgresAvailable, TEST_DATABASE_URL } from '../../test/helpers/postgres.ts'
+import { createPostgresSql, type PostgresJsReserved, type PostgresJsResult, type PostgresJsSql } from './postgres-js.ts'
+import { stripedSql, type StripeEvents } from './stripes.ts'
 
-/** A stand-in single-connection instance: records queries and settles them on demand. */
+/**
+ * A stand-in single-connection instance: records queries and settles them on
+ * demand. Like postgres.js 3.4.9 with `fetch_types: false`, it cannot reserve
+ * a connection it has not opened (there it hangs; here it throws).
+ */
 class FakeSql implements PostgresJsSql {
   static made: FakeSql[] = []
   readonly queries: Array<{ query: string; resolve(rows: PostgresJsResult): void; reject(error: Error): void }> = []
   reservations = 0
   ended = false
+  /** A query has succeeded and the connection has not been dropped since. */
+  connected = false
   readonly id = FakeSql.made.length
 
-  constructor() {
+  constructor(private readonly events?: StripeEvents) {
     FakeSql.made.push(this)
   }
 
   unsafe(query: string) {
-    const promise = new Promise<PostgresJsResult>((resolve, reject) => this.queries.push({ query, resolve, reject }))
+    const promise = new Promise<PostgresJsResult>((resolve, reject) =>
+      this.queries.push({ query, resolve: (rows) => ((this.connected = true), resolve(rows)), reject }),
+    )
     return Object.assign(promise, {
       cursor: async function* () {
         yield [{ row: 1 }]
@@ -25,6 +34,8 @@ class FakeSql implements PostgresJsSql {
   }
 
   async reserve(): Promise<PostgresJsReserved> {
+    if (!this.connected) throw new Error('reserve() on an unopened connection: postgres.js would hang here')
+    if (this.queries.length) throw new Error('reserve() on a busy connection: postgres.js would queue it')
     this.reservations++
     return { unsafe: (query) => this.unsafe(query), release: () => void this.reservations-- }
   }
@@ -36,11 +47,27 @@ class FakeSql implements PostgresJsSql {
   settle(index = 0, rows: unknown[] = []) {
     this.queries.splice(index, 1)[0]!.resolve(Object.assign(rows, { count: rows.length }))
   }
+
+  /** The connection closes, as after max_lifetime or a network error. */
+  drop() {
+    this.connected = false
+    this.events?.onclose()
+  }
 }
 
 function pool(max: number) {
   FakeSql.made = []
-  return stripedSql(() => new FakeSql(), max)
+  return stripedSql((events) => new FakeSql(events), max)
+}
+
+/** Reserves, answering the `select 1` the pool sends first to open the connection. */
+async function reserveOpening(sql: PostgresJsSql): Promise<PostgresJsReserved> {
+  const pending = sql.reserve()
+  for (const fake of FakeSql.made) {
+    const ping = fake.queries.findIndex((q) => q.query === 'select 1')
+    if (ping >= 0) fake.settle(ping)
+  }
+  return pending
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0))
@@ -101,7 +128,7 @@ describe('stripedSql', () => {
 
   it('keeps queries off a stripe held by a transaction', async () => {
     const sql = pool(2)
-    const tx = await sql.reserve()
+    const tx = await reserveOpening(sql)
     expect(FakeSql.made[0]!.reservations).toBe(1)
     const q = send(sql, 'outside')
     expect(FakeSql.made).toHaveLength(2)
@@ -122,7 +149,7 @@ describe('stripedSql', () => {
 
   it('queues behind the least loaded stripe when every stripe is in a transaction', async () => {
     const sql = pool(1)
-    const tx = await sql.reserve()
+    const tx = await reserveOpening(sql)
     const q = send(sql, 'waits')
     expect(FakeSql.made).toHaveLength(1)
     expect(FakeSql.made[0]!.queries.map((x) => x.query)).toEqual(['waits'])
@@ -156,7 +183,118 @@ describe('stripedSql', () => {
     expect(FakeSql.made.map((s) => s.ended)).toEqual([true, true])
   })
 
+  it('opens a new stripe with a query before reserving it, and reserves an open idle one at once', async () => {
+    const sql = pool(2)
+    const pending = sql.reserve()
+    const fake = FakeSql.made[0]!
+    expect(fake.queries.map((q) => q.query)).toEqual(['select 1'])
+    fake.settle()
+    const tx = await pending
+    expect(fake.reservations).toBe(1)
+    tx.release()
+    const again = await sql.reserve() // open and idle: no query first
+    expect(fake.queries).toHaveLength(0)
+    expect(fake.reservations).toBe(1)
+    again.release()
+  })
+
+  it('reserves a busy stripe only after what it was running, and no new query lands on it meanwhile', async () => {
+    const sql = pool(1)
+    const first = send(sql, 'first')
+    FakeSql.made[0]!.settle() // the connection is open now
+    await first
+    const running = send(sql, 'running')
+    const pending = sql.reserve()
+    const fake = FakeSql.made[0]!
+    expect(fake.queries.map((q) => q.query)).toEqual(['running', 'select 1'])
+    fake.settle()
+    fake.settle()
+    await running
+    const tx = await pending
+    expect(fake.reservations).toBe(1)
+    tx.release()
+  })
+
+  it('opens the connection again after it closed', async () => {
+    const sql = pool(1)
+    ;(await reserveOpening(sql)).release()
+    FakeSql.made[0]!.drop()
+    const pending = sql.reserve()
+    expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['select 1'])
+    FakeSql.made[0]!.settle()
+    ;(await pending).release()
+  })
+
+  it('fails the reservation, and frees the stripe, when the connection cannot be opened', async () => {
+    const sql = pool(1)
+    const pending = sql.reserve()
+    FakeSql.made[0]!.queries.shift()!.reject(new Error('connection refused'))
+    await expect(pending).rejects.toThrow('connection refused')
+    const next = send(sql, 'next')
+    expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['next'])
+    FakeSql.made[0]!.settle()
+    await next
+  })
+
   it('refuses a pool size that is not a positive integer', () => {
     expect(() => stripedSql(() => new FakeSql(), 0)).toThrow('max must be a positive integer')
+  })
+})
+
+// The same rules with the real driver: each stripe is its own server session.
+describe.skipIf(!postgresAvailable())('stripedSql over postgres.js on the real server', () => {
+  const pid = (sql: PostgresJsSql, sleep = 0.05) =>
+    Promise.resolve(sql.unsafe('select pg_backend_pid() as pid, pg_sleep($1)', [sleep], { prepare: true })).then((rows) => (rows[0] as { pid: number }).pid)
+
+  it('spreads concurrent queries over up to max connections, then pipelines on them', async () => {
+    const sql = createPostgresSql(TEST_DATABASE_URL!, { max: 3 })
+    try {
+      expect(new Set(await Promise.all([pid(sql), pid(sql), pid(sql)])).size).toBe(3)
+      const eight = await Promise.all(Array.from({ length: 8 }, () => pid(sql)))
+      expect(new Set(eight).size).toBe(3)
+      // A failed query settles its stripe like a good one: three at once still get three sessions.
+      await expect(sql.unsafe('select nonsense from nowhere', [], { prepare: true })).rejects.toThrow('nowhere')
+      expect(new Set(await Promise.all([pid(sql), pid(sql), pid(sql)])).size).toBe(3)
+    } finally {
+      await sql.end()
+    }
+  })
+
+  it('reserves as the first thing a new pool does, and again after the server dropped the connection', async () => {
+    // postgres.js 3.4.9 alone hangs on both (porsager/postgres#751) with fetch_types: false.
+    const sql = createPostgresSql(TEST_DATABASE_URL!, { max: 1 })
+    const admin = createPostgresSql(TEST_DATABASE_URL!, { max: 1 })
+    try {
+      const first = await sql.reserve()
+      const [row] = await first.unsafe('select pg_backend_pid() as pid')
+      first.release()
+      const dropped = (row as { pid: number }).pid
+      await admin.unsafe('select pg_terminate_backend($1)', [dropped], { prepare: true })
+      // The stripe hears of the close once the socket ends; reserve must then reopen it.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const second = await sql.reserve()
+      const [again] = await second.unsafe('select pg_backend_pid() as pid')
+      second.release()
+      expect((again as { pid: number }).pid).not.toBe(dropped)
+    } finally {
+      await sql.end()
+      await admin.end()
+    }
+  })
+
+  it('keeps other queries off a stripe held by a transaction', async () => {
+    const sql = createPostgresSql(TEST_DATABASE_URL!, { max: 2 })
+    try {
+      const reserved = await sql.reserve()
+      await reserved.unsafe('begin')
+      const [held] = await reserved.unsafe('select pg_backend_pid() as pid')
+      const others = await Promise.all([pid(sql), pid(sql), pid(sql)])
+      expect(others).not.toContain((held as { pid: number }).pid)
+      await reserved.unsafe('commit')
+      reserved.release()
+      expect(new Set(await Promise.all([pid(sql), pid(sql)])).size).toBe(2)
+    } finally {
+      await sql.end()
+    }
   })
 })

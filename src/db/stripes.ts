@@ -16,11 +16,25 @@
  * fewest queries in flight, which is what postgres.js does with its busy
  * connections. Stripes are opened lazily, so an unused pool costs nothing.
  *
+ * A transaction (`reserve`) takes a stripe no other query is then placed on,
+ * and only once its connection is open and idle: postgres.js 3.4.9's own
+ * `reserve()` never settles when it has to open the connection itself with
+ * `fetch_types: false` (porsager/postgres#751, #1219), which is the case on a
+ * new stripe, after `max_lifetime` or after a dropped connection. So when the
+ * stripe is not known to be open and idle, a `select 1` goes first: it opens
+ * the connection and queues behind whatever the stripe was still running.
+ *
  * @example
- * const sql = stripedSql(() => postgres(url, { max: 1 }), 10)
+ * const sql = stripedSql(({ onclose }) => postgres(url, { max: 1, onclose }), 10)
  * await sql.unsafe('select 1', [], { prepare: true })
  */
 import type { PostgresJsReserved, PostgresJsResult, PostgresJsSql } from './postgres-js.ts'
+
+/** What a stripe's instance reports back (postgres.js's `onclose` option). */
+export interface StripeEvents {
+  /** Its connection closed (ended, dropped, or past `max_lifetime`). */
+  onclose(): void
+}
 
 interface Stripe {
   readonly sql: PostgresJsSql
@@ -28,17 +42,46 @@ interface Stripe {
   inFlight: number
   /** Reservations (transactions) holding this stripe's connection. */
   reserved: number
+  /** A query succeeded on the connection and it has not closed since. */
+  open: boolean
 }
 
-/** One postgres.js-like pool over up to `max` single-connection instances made by `open`. */
-export function stripedSql(open: () => PostgresJsSql, max: number): PostgresJsSql {
+/**
+ * One postgres.js-like pool over up to `max` single-connection instances made
+ * by `open`, which must pass `events.onclose` on to postgres.js.
+ */
+export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: number): PostgresJsSql {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`)
   const stripes: Stripe[] = []
 
   const add = (): Stripe => {
-    const stripe = { sql: open(), inFlight: 0, reserved: 0 }
+    const stripe: Stripe = { sql: open({ onclose: () => void (stripe.open = false) }), inFlight: 0, reserved: 0, open: false }
     stripes.push(stripe)
     return stripe
+  }
+
+  /** Runs one query on `stripe`, keeping its counts; the handlers are `then`'s. */
+  function run<A = PostgresJsResult, B = never>(
+    stripe: Stripe,
+    query: string,
+    params?: unknown[],
+    options?: { prepare?: boolean },
+    onFulfilled?: ((value: PostgresJsResult) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): PromiseLike<A | B> {
+    stripe.inFlight++
+    return stripe.sql.unsafe(query, params, options).then(
+      (value) => {
+        stripe.inFlight--
+        stripe.open = true
+        return onFulfilled ? onFulfilled(value) : (value as A)
+      },
+      (error: unknown) => {
+        stripe.inFlight--
+        if (onRejected) return onRejected(error)
+        throw error
+      },
+    )
   }
 
   /** The stripe for the next query (see the module comment); reserved stripes last. */
@@ -63,19 +106,7 @@ export function stripedSql(open: () => PostgresJsSql, max: number): PostgresJsSq
         onFulfilled?: ((value: PostgresJsResult) => A | PromiseLike<A>) | null,
         onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
       ): PromiseLike<A | B> {
-        const stripe = pick()
-        stripe.inFlight++
-        return stripe.sql.unsafe(query, params, options).then(
-          (value) => {
-            stripe.inFlight--
-            return onFulfilled ? onFulfilled(value) : (value as A)
-          },
-          (error: unknown) => {
-            stripe.inFlight--
-            if (onRejected) return onRejected(error)
-            throw error
-          },
-        )
+        return run(pick(), query, params, options, onFulfilled, onRejected)
       },
       async *cursor(rows: number): AsyncIterable<unknown[]> {
         const stripe = pick()
@@ -96,6 +127,10 @@ export function stripedSql(open: () => PostgresJsSql, max: number): PostgresJsSq
     stripe.reserved++
     let reserved: PostgresJsReserved
     try {
+      // Open and idle, or postgres.js may hang (see the module comment). Only
+      // microtasks run between this query settling and reserve() taking the
+      // connection, so nothing can close or busy it in between.
+      if (!stripe.open || stripe.inFlight > 0) await run(stripe, 'select 1')
       reserved = await stripe.sql.reserve()
     } catch (error) {
       stripe.reserved--
