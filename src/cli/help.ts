@@ -71,8 +71,9 @@ result; then finalizes the eval run and prints the rollup.
 
 Required:
   --policy MODULE:FN         the policy function: MODULE is a .js/.mjs/.ts file or a
-                             package resolved from the working directory; FN may be
-                             dotted (policies.v2.act)
+                             package resolved from the working directory as import
+                             would (its exports' import condition); FN may be dotted
+                             (policies.v2.act)
   --candidate-version V      candidate policy version
   --baseline-episodes IDS    comma-separated ids, or @path: a file with one id per line
 

@@ -5,11 +5,11 @@
  * tsx's loader, so a `.ts` policy works without a build step.
  */
 import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { isAbsolute, join, resolve } from 'node:path'
+import { isAbsolute, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Policy } from '../replay/episode.ts'
 import { configError, usageError } from './exit.ts'
+import { resolvePackage } from './resolve-package.ts'
 
 const FILE_RE = /\.(?:[cm]?js|[cm]?ts|tsx)$/
 
@@ -45,9 +45,11 @@ function resolveModule(name: string, cwd: string): string {
     return pathToFileURL(file).href
   }
   try {
-    return pathToFileURL(createRequire(join(cwd, 'package.json')).resolve(name)).href
-  } catch {
-    throw configError(`policy package "${name}" cannot be resolved from ${cwd} (is it installed?)`)
+    return resolvePackage(name, cwd)
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    const why = code === 'MODULE_NOT_FOUND' ? 'is it installed?' : (error as Error).message
+    throw configError(`policy package "${name}" cannot be resolved from ${cwd} (${why})`)
   }
 }
 
