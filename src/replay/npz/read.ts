@@ -29,9 +29,10 @@ export interface ReadNpzOptions {
  * `/joint_states/position`. Members not ending in `.npy` are skipped.
  *
  * Stored members are copied once into aligned arrays (numpy leaves them
- * unaligned), or with `inPlace` aligned inside `bytes` itself; deflated members are inflated into one buffer sized from the
- * directory and viewed without a further copy. Arrays are always C order,
- * native byte order; see `NdArray` for `order`, `bool` and `float16`.
+ * unaligned), or with `inPlace` aligned inside `bytes` itself; deflated
+ * members are inflated into one buffer sized from the directory and viewed
+ * without a further copy. Arrays are always C order, native byte order; see
+ * `NdArray` for `order`, `bool` and `float16`.
  *
  * @example
  * const actions = readNpz(new Uint8Array(await res.arrayBuffer()), { inPlace: true })
