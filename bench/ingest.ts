@@ -6,6 +6,14 @@
  * validation or signing), which shows what HTTP itself costs on this machine.
  * The same service on Bun (examples/bun) gets a row too when bun is installed.
  *
+ * The issue's targets: pairs at >= 0.60x raw SQL's pair rate, and p99 under
+ * 25 ms, read as the p99 of each request (it asks for requests/s and p50/p99
+ * latency). Read as the p99 of a whole pair the two targets contradict each
+ * other: by Little's law 50 closed-loop clients at 0.60x of raw SQL's pair
+ * rate (~3,500/s here) wait 50 / 2,100 = 24 ms a pair on average, so a pair
+ * p99 under 25 ms would need almost no variance at all. Pair p99 is printed
+ * too, with raw SQL's own beside it.
+ *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
 import { existsSync } from 'node:fs'
@@ -36,10 +44,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   const httpPair = episodicPair(episodic, key)
   const bun = bunServer && new HttpPool(bunServer.url)
   const bunPair = bun && episodicPair(bun, key)
-  const floorPair = async () => {
-    const opened = await step('open', floor.postJson('/open', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}'))
-    await step('finalize', floor.postJson(`/finalize/${opened.episode_id}`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}'))
-  }
+  const floorPair = episodicPair(floor, key, { open: '/open', finalize: (id) => `/finalize/${id}` })
   // The same prepared INSERT and UPDATE on either pool (tagged queries are prepared too).
   const rawPairOn = (pool: Pick<PostgresJsSql, 'unsafe'>) => async () => {
     const id = crypto.randomUUID()
@@ -73,28 +78,32 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     }
     const summarize = (list: LoadResult[]) => ({
       rate: median(list.map((x) => x.perSecond)),
-      p50: median(list.map((x) => x.p50)),
-      p99: median(list.map((x) => x.p99)),
+      requests: median(list.map((x) => x.requests.perSecond)),
+      p50: median(list.map((x) => x.requests.p50)),
+      p99: median(list.map((x) => x.requests.p99)),
       open: median(list.map((x) => x.steps.open!)),
       finalize: median(list.map((x) => x.steps.finalize!)),
+      pair: median(list.map((x) => x.p99)),
     })
     const h = summarize(runs.http)
     const r = summarize(runs.raw)
     const rs = summarize(runs.striped)
     const f = summarize(runs.floor)
     const row = (name: string, x: typeof h) =>
-      `| ${name} | ${fmt(x.rate)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.rate / r.rate, 2)} |`
-    console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians`)
-    console.log('| path | pairs/s | pair p50 ms | pair p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | vs raw SQL |')
-    console.log('|---|---:|---:|---:|---:|---:|---:|')
+      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${fmt(x.rate / r.rate, 2)} |`
+    console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians; a request is one HTTP request (raw SQL: one statement)`)
+    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | pairs vs raw SQL |')
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
     console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
     if (bunPair) console.log(row('episodic on Bun (examples/bun): same pair', summarize(runs.bun)))
     console.log(row('floor: bare Hono + raw SQL over HTTP', f))
     console.log(row('raw postgres.js INSERT + UPDATE (max: 10)', r))
     console.log(row('raw postgres.js, 10 single-connection stripes', rs))
+    const met = (ok: boolean) => (ok ? 'met' : 'NOT met')
     console.log(
-      `episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60; vs striped raw ${fmt(h.rate / rs.rate, 2)}), episodic/floor ${fmt(h.rate / f.rate, 2)}; ` +
-        `episodic p99: pair ${fmt(h.p99, 1)} ms, open ${fmt(h.open, 1)} ms, finalize ${fmt(h.finalize, 1)} ms (target < 25 ms)`,
+      `pairs: episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60: ${met(h.rate / r.rate >= 0.6)}; vs striped raw ${fmt(h.rate / rs.rate, 2)}, vs floor ${fmt(h.rate / f.rate, 2)})\n` +
+        `latency: request p99 ${fmt(h.p99, 1)} ms (target < 25 ms: ${met(h.p99 < 25)}; open ${fmt(h.open, 1)} ms, finalize ${fmt(h.finalize, 1)} ms); ` +
+        `pair p99 ${fmt(h.pair, 1)} ms (raw SQL's own ${fmt(r.pair, 1)} ms)`,
     )
     return { http: h, raw: r, floor: f, ratio: h.rate / r.rate }
   } finally {

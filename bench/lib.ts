@@ -27,6 +27,11 @@ export interface LoadResult {
   p99: number
   /** p99 in ms of each named step an op timed with `step` (e.g. each request of a pair). */
   steps: Record<string, number>
+  /**
+   * All steps taken together (each request of a pair, or each statement of
+   * raw SQL): how many a second and their p50/p99 in ms. Without steps, the ops.
+   */
+  requests: { perSecond: number; p50: number; p99: number }
 }
 
 let stepLatencies: Map<string, number[]> | undefined
@@ -63,9 +68,15 @@ export async function load(concurrency: number, seconds: number, op: () => Promi
   const elapsed = (performance.now() - start) / 1000
   latencies.sort((a, b) => a - b)
   const steps: Record<string, number> = {}
-  for (const [name, list] of stepLatencies) steps[name] = percentile(list.sort((a, b) => a - b), 0.99)
+  const all: number[] = []
+  for (const [name, list] of stepLatencies) {
+    steps[name] = percentile(list.sort((a, b) => a - b), 0.99)
+    for (const ms of list) all.push(ms)
+  }
   stepLatencies = undefined
-  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), steps }
+  const each = all.length ? all.sort((a, b) => a - b) : latencies
+  const requests = { perSecond: each.length / elapsed, p50: percentile(each, 0.5), p99: percentile(each, 0.99) }
+  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), steps, requests }
 }
 
 export function median(values: number[]): number {
@@ -138,10 +149,18 @@ export async function benchTenant(): Promise<BenchTenant> {
   }
 }
 
+/** Where a pair's two requests go: the service's routes, or another server's (bench/ingest's floor). */
+export interface PairRoutes {
+  open: string
+  finalize(episodeId: string): string
+}
+
+const EPISODIC_ROUTES: PairRoutes = { open: '/api/ingest/episode', finalize: (id) => `/api/ingest/episode/${id}/finalize` }
+
 /** One open (3 signed URLs) + finalize against the episodic server `pool` talks to. */
-export function episodicPair(pool: HttpPool, key: string): () => Promise<void> {
+export function episodicPair(pool: HttpPool, key: string, routes: PairRoutes = EPISODIC_ROUTES): () => Promise<void> {
   return async () => {
-    const opened = await step('open', pool.postJson('/api/ingest/episode', key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}'))
-    await step('finalize', pool.postJson(`/api/ingest/episode/${opened.episode_id}/finalize`, key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}'))
+    const opened = await step('open', pool.postJson(routes.open, key, '{"name":"bench","robot":"arm","policy_version":"v1","metadata":{"task":"pick"}}'))
+    await step('finalize', pool.postJson(routes.finalize(opened.episode_id), key, '{"duration_s":12.5,"bytes_total":1000,"metadata":{"done":true}}'))
   }
 }
