@@ -33,9 +33,11 @@ export async function sha256Hex(Sha256: Sha256Ctor, text: string): Promise<strin
   return toHex(await hash.digest())
 }
 
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
+
 export function toHex(bytes: Uint8Array): string {
   let out = ''
-  for (let i = 0; i < bytes.length; i++) out += bytes[i]!.toString(16).padStart(2, '0')
+  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!]!
   return out
 }
 

@@ -24,6 +24,7 @@ export function ingestRoutes(deps: Deps) {
     const episodeId = deps.random.uuid()
     const now = deps.clock.now()
     const kinds: ArtifactKind[] = deps.storage ? body.request_uploads : []
+    const origin = kinds.length ? (deps.baseUrl ?? new URL(c.req.url).origin) : ''
     // Sign before inserting, so a storage failure leaves no half-opened episode.
     const uploadUrls = await Promise.all(
       kinds.map(async (kind) => {
@@ -33,7 +34,7 @@ export function ingestRoutes(deps: Deps) {
           contentType: ARTIFACT_CONTENT_TYPE[kind],
           now,
           expiresInSeconds: UPLOAD_URL_SECONDS,
-          origin: deps.baseUrl ?? new URL(c.req.url).origin,
+          origin,
         })
         return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
       }),

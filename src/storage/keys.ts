@@ -5,8 +5,13 @@
  * the same escaping SigV4 uses for query strings.
  */
 
+/** Only RFC 3986 unreserved characters: nothing to escape (the usual case: UUIDs and file names). */
+const UNRESERVED = /^[A-Za-z0-9._~-]*$/
+const UNRESERVED_PATH = /^[A-Za-z0-9._~/-]*$/
+
 /** RFC 3986 escaping: `encodeURIComponent` plus `!'()*`, as SigV4 requires. */
 export function escapeUri(value: string): string {
+  if (UNRESERVED.test(value)) return value
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
@@ -17,6 +22,7 @@ export function escapeUri(value: string): string {
  * encodeKeyPath('c1/ep 1/video.mp4') // 'c1/ep%201/video.mp4'
  */
 export function encodeKeyPath(key: string): string {
+  if (UNRESERVED_PATH.test(key)) return key
   return key.split('/').map(escapeUri).join('/')
 }
 

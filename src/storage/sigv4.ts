@@ -21,6 +21,8 @@ export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD'
 export const MAX_EXPIRES_SECONDS = 604_800
 
 const PAYLOAD_HEADER = 'x-amz-content-sha256'
+// smithy only reads it (`has`).
+const UNSIGNABLE = new Set([PAYLOAD_HEADER])
 
 /** Credential scope and hashing of a presigner. */
 export interface PresignerOptions {
@@ -110,7 +112,7 @@ export function createPresigner(options: PresignerOptions): Presigner {
         signingDate: input.now,
         expiresIn: expiresInSeconds,
         signableHeaders: signedNames,
-        unsignableHeaders: new Set([PAYLOAD_HEADER]),
+        unsignableHeaders: UNSIGNABLE,
         unhoistableHeaders: new Set([...signedNames, PAYLOAD_HEADER]),
       },
     )
