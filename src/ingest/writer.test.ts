@@ -86,17 +86,44 @@ describe.each(DATABASES)('episode writer on %s, batched', (kind) => {
     const turns = manualTurns()
     const writer = createEpisodeWriter(h.db, turns.defer)
     const mark = h.statements.length
-    const written = [1, 2, 3].map((n) => writer.insert(episode(uuid(n), n === 3 ? { clientId: 'c2', seed: null, metadata: {} } : {})))
+    const written = [1, 2, 3].map((n) =>
+      writer.insert(
+        episode(uuid(n), {
+          2: { name: 'second', robot: 'quad', policyVersion: 'v2', envVersion: 'sim-3', gitSha: 'abc123', fps: 60, source: 'sim' as const, artifacts: ['sensors' as const], now: T1 },
+          3: { clientId: 'c2', seed: null, metadata: {} },
+        }[n] ?? {}),
+      ),
+    )
     turns.turn()
     await Promise.all(written)
     expect(since(mark, 'insert')).toHaveLength(1)
     const rows = await h.db.selectFrom('episodes').selectAll().orderBy('id').execute()
-    expect(rows.map((r) => [r.id, r.client_id, r.status, r.seed === null ? null : String(r.seed), r.metadata, r.artifacts])).toEqual([
-      [uuid(1), 'c1', 'recording', '9007199254740991', { task: '0000' }, ['video', 'actions']],
-      [uuid(2), 'c1', 'recording', '9007199254740991', { task: '0000' }, ['video', 'actions']],
-      [uuid(3), 'c2', 'recording', null, {}, ['video', 'actions']],
+    const shape = (r: (typeof rows)[number]) => [
+      r.id, r.client_id, r.name, r.source, r.robot, r.policy_version, r.env_version, r.git_sha, r.seed === null ? null : String(r.seed),
+      r.fps, r.metadata, r.status, r.artifacts, new Date(r.created_at).toISOString(), new Date(r.updated_at).toISOString(),
+    ]
+    expect(rows.map(shape)).toEqual([
+      [uuid(1), 'c1', 'ep-0000', 'real', 'arm', 'v1', null, null, '9007199254740991', 30, { task: '0000' }, 'recording', ['video', 'actions'], T0.toISOString(), T0.toISOString()],
+      [uuid(2), 'c1', 'second', 'sim', 'quad', 'v2', 'sim-3', 'abc123', '9007199254740991', 60, { task: '0000' }, 'recording', ['sensors'], T1.toISOString(), T1.toISOString()],
+      [uuid(3), 'c2', 'ep-0000', 'real', 'arm', 'v1', null, null, null, 30, {}, 'recording', ['video', 'actions'], T0.toISOString(), T0.toISOString()],
     ])
-    expect(new Date(rows[0]!.created_at).toISOString()).toBe(T0.toISOString())
+  })
+
+  it('reuses one statement text per batch size', async () => {
+    const turns = manualTurns()
+    const writer = createEpisodeWriter(h.db, turns.defer)
+    const mark = h.statements.length
+    for (const ids of [[20, 21], [22, 23, 24], [25, 26]]) {
+      const written = ids.map((n) => writer.insert(episode(uuid(n), { name: `n${n}` })))
+      turns.turn()
+      await Promise.all(written)
+    }
+    const inserts = since(mark, 'insert')
+    expect(inserts).toHaveLength(3)
+    expect(inserts[2]).toBe(inserts[0])
+    expect(inserts[1]).not.toBe(inserts[0])
+    const names = await h.db.selectFrom('episodes').select(['id', 'name']).where('id', '>=', uuid(20)).where('id', '<=', uuid(26)).orderBy('id').execute()
+    expect(names.map((r) => r.name)).toEqual(['n20', 'n21', 'n22', 'n23', 'n24', 'n25', 'n26'])
   })
 
   it('fails only the open the database refuses', async () => {
@@ -109,7 +136,7 @@ describe.each(DATABASES)('episode writer on %s, batched', (kind) => {
     ].map((p) => p.then(() => 'ok', () => 'refused'))
     turns.turn()
     expect(await Promise.all(written)).toEqual(['ok', 'refused', 'ok'])
-    const ids = (await h.db.selectFrom('episodes').select('id').orderBy('id').execute()).map((r) => r.id)
+    const ids = (await h.db.selectFrom('episodes').select('id').where('id', '<', uuid(20)).orderBy('id').execute()).map((r) => r.id)
     expect(ids).toEqual([uuid(1), uuid(2), uuid(3), uuid(4), uuid(5)])
   })
 
