@@ -12,7 +12,10 @@
  * other: by Little's law 50 closed-loop clients at 0.60x of raw SQL's pair
  * rate (~3,500/s here) wait 50 / 2,100 = 24 ms a pair on average, so a pair
  * p99 under 25 ms would need almost no variance at all. Pair p99 is printed
- * too, with raw SQL's own beside it.
+ * too, with raw SQL's own beside it. The last line measures the machine
+ * against the issue's own yardstick (raw postgres.js INSERT, 10 in flight,
+ * ~7,500/s where the targets were set): the throughput target is a ratio
+ * within the run, but 25 ms is absolute and moves with the machine.
  *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
@@ -24,6 +27,9 @@ import { createPostgresSql, type PostgresJsSql } from '../src/db/postgres-js.ts'
 import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, step, type LoadResult } from './lib.ts'
 
 const CONCURRENCY = 50
+/** The issue's "for scale" figure: raw postgres.js INSERT with 10 in flight, synchronous commit. */
+const INSERT_IN_FLIGHT = 10
+const ISSUE_INSERT_RATE = 7_500
 const ROOT = resolve(import.meta.dirname, '..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 
@@ -57,6 +63,14 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   }
   const rawPair = rawPairOn(sql as unknown as PostgresJsSql)
   const stripedPair = rawPairOn(striped)
+  // The issue's yardstick for this machine ("raw postgres.js INSERT about
+  // 7.5k/s with 10 in flight"): the targets were set where that held, and an
+  // absolute p99 moves with the machine, so the run says how fast this one is.
+  const rawInsert = async () => {
+    const now = new Date()
+    await sql.unsafe(`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
+      values ($1, $2, 'bench', 'real', 'arm', 'v1', $3::jsonb, 'recording', $4, $5, $5)`, [crypto.randomUUID(), clientId, '{"task":"pick"}', ['video', 'sensors', 'actions'], now], { prepare: true })
+  }
 
   try {
     await load(CONCURRENCY, 1, httpPair) // warm up both paths
@@ -64,16 +78,17 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     await load(CONCURRENCY, 1, stripedPair)
     await load(CONCURRENCY, 1, floorPair)
     if (bunPair) await load(CONCURRENCY, 1, bunPair)
-    const runs: Record<'http' | 'bun' | 'raw' | 'striped' | 'floor', LoadResult[]> = { http: [], bun: [], raw: [], striped: [], floor: [] }
+    await load(INSERT_IN_FLIGHT, 1, rawInsert)
+    const runs: Record<'http' | 'bun' | 'raw' | 'striped' | 'floor' | 'insert', LoadResult[]> = { http: [], bun: [], raw: [], striped: [], floor: [], insert: [] }
     // Each phase starts from a settled database (see settleDatabase), and the
     // order rotates per round: without that, the phase right after raw SQL paid
     // for its writes (episodic measured 450-740 pairs/s there, 1,250-1,550 alone).
-    const phases = [['raw', rawPair], ['http', httpPair], ['striped', stripedPair], ['floor', floorPair], ...(bunPair ? [['bun', bunPair] as const] : [])] as const
+    const phases = [['raw', rawPair], ['http', httpPair], ['striped', stripedPair], ['floor', floorPair], ['insert', rawInsert], ...(bunPair ? [['bun', bunPair] as const] : [])] as const
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < phases.length; k++) {
-        const [name, pair] = phases[(round + k) % phases.length]!
+        const [name, op] = phases[(round + k) % phases.length]!
         await settleDatabase(tenant.databaseUrl)
-        runs[name].push(await load(CONCURRENCY, seconds, pair))
+        runs[name].push(await load(name === 'insert' ? INSERT_IN_FLIGHT : CONCURRENCY, seconds, op))
       }
     }
     const summarize = (list: LoadResult[]) => ({
@@ -89,6 +104,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     const r = summarize(runs.raw)
     const rs = summarize(runs.striped)
     const f = summarize(runs.floor)
+    const insertRate = median(runs.insert.map((x) => x.perSecond))
     const row = (name: string, x: typeof h) =>
       `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians; a request is one HTTP request (raw SQL: one statement)`)
@@ -103,9 +119,11 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     console.log(
       `pairs: episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60: ${met(h.rate / r.rate >= 0.6)}; vs striped raw ${fmt(h.rate / rs.rate, 2)}, vs floor ${fmt(h.rate / f.rate, 2)})\n` +
         `latency: request p99 ${fmt(h.p99, 1)} ms (target < 25 ms: ${met(h.p99 < 25)}; open ${fmt(h.open, 1)} ms, finalize ${fmt(h.finalize, 1)} ms); ` +
-        `pair p99 ${fmt(h.pair, 1)} ms (raw SQL's own ${fmt(r.pair, 1)} ms)`,
+        `pair p99 ${fmt(h.pair, 1)} ms (raw SQL's own ${fmt(r.pair, 1)} ms)\n` +
+        `machine: raw postgres.js INSERT, ${INSERT_IN_FLIGHT} in flight, ${fmt(insertRate)}/s = ${fmt(insertRate / ISSUE_INSERT_RATE, 2)}x the ~${fmt(ISSUE_INSERT_RATE)}/s the issue measured when it set the targets ` +
+        `(the floor, with no app work, had a request p99 of ${fmt(f.p99, 1)} ms in this run)`,
     )
-    return { http: h, raw: r, floor: f, ratio: h.rate / r.rate }
+    return { http: h, raw: r, floor: f, ratio: h.rate / r.rate, insertRate }
   } finally {
     episodic.close()
     floor.close()
