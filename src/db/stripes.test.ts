@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { postgresAvailable, TEST_DATABASE_URL } from '../../test/helpers/postgres.ts'
-import { createPostgresSql, type PostgresJsReserved, type PostgresJsResult, type PostgresJsSql } from './postgres-js.ts'
+import { createTempDatabase, postgresAvailable, TEST_DATABASE_URL } from '../../test/helpers/postgres.ts'
+import { sql as kysql } from 'kysely'
+import { createPostgresDatabase, createPostgresSql, type PostgresJsReserved, type PostgresJsResult, type PostgresJsSql } from './postgres-js.ts'
 import { stripedSql, type StripeEvents } from './stripes.ts'
 
 /**
@@ -215,14 +216,37 @@ describe('stripedSql', () => {
     tx.release()
   })
 
-  it('opens the connection again after it closed', async () => {
+  it('moves a stripe to a new instance when its connection closes, ending the old one', async () => {
     const sql = pool(1)
     ;(await reserveOpening(sql)).release()
+    const stuck = send(sql, 'in flight when the connection went')
     FakeSql.made[0]!.drop()
+    expect(FakeSql.made).toHaveLength(2)
+    expect(FakeSql.made[0]!.ended).toBe(true)
+    // A late close of the old instance changes nothing, nor do closes once the pool is ending.
+    FakeSql.made[0]!.drop()
+    expect(FakeSql.made).toHaveLength(2)
     const pending = sql.reserve()
-    expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['select 1'])
-    FakeSql.made[0]!.settle()
+    expect(FakeSql.made[1]!.queries.map((q) => q.query)).toEqual(['select 1'])
+    FakeSql.made[1]!.settle()
     ;(await pending).release()
+    FakeSql.made[0]!.queries[0]!.reject(new Error('CONNECTION_DESTROYED'))
+    await expect(stuck).rejects.toThrow('CONNECTION_DESTROYED')
+    await sql.end()
+    FakeSql.made[1]!.drop()
+    expect(FakeSql.made).toHaveLength(2)
+  })
+
+  it('sends nothing more on a transaction whose connection closed', async () => {
+    const sql = pool(1)
+    const tx = await reserveOpening(sql)
+    const first = tx.unsafe('update x')
+    FakeSql.made[0]!.drop()
+    await expect(tx.unsafe('rollback')).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' })
+    expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['update x'])
+    tx.release()
+    FakeSql.made[0]!.queries[0]!.reject(new Error('CONNECTION_CLOSED'))
+    await expect(first).rejects.toThrow('CONNECTION_CLOSED')
   })
 
   it('fails the reservation, and frees the stripe, when the connection cannot be opened', async () => {
@@ -281,6 +305,91 @@ describe.skipIf(!postgresAvailable())('stripedSql over postgres.js on the real s
       await admin.end()
     }
   })
+
+  it('serves again once the server stops killing its sessions, every query settled', async () => {
+    // postgres.js 3.4.9 leaves a connection unable to write again when it
+    // closes with a small write still deferred (porsager/postgres#1154; its
+    // teardown clears the deferral's timer without forgetting it), so a
+    // stripe that kept its instance hung for good after such a close.
+    const temp = await createTempDatabase()
+    const sql = createPostgresSql(temp.url, { max: 4 })
+    const admin = createPostgresSql(TEST_DATABASE_URL!, { max: 1 })
+    const name = new URL(temp.url).pathname.slice(1)
+    let killing = true
+    const outcomes = { ok: 0, failed: 0 }
+    // Queries sent from setImmediate callbacks, as the batched ingest writer sends them.
+    const client = async () => {
+      while (killing) {
+        await new Promise((resolve) => setImmediate(resolve))
+        await sql.unsafe('select $1::int as x', [1], { prepare: true }).then(() => outcomes.ok++, () => outcomes.failed++)
+      }
+    }
+    const within = <T>(ms: number, what: string, work: Promise<T>) =>
+      Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms))])
+    try {
+      const clients = Array.from({ length: 20 }, client)
+      for (let round = 0; round < 15; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await admin.unsafe('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name], { prepare: true })
+      }
+      killing = false
+      await within(10_000, 'queries sent while sessions were being killed', Promise.all(clients))
+      expect(outcomes.failed).toBeGreaterThan(0)
+      // The last kills' closes may still be arriving: a round of 20 queries must
+      // all succeed within 10 s, and no round may leave a query pending.
+      const deadline = Date.now() + 10_000
+      for (;;) {
+        const round = await within(10_000, 'queries after the kills', Promise.allSettled(Array.from({ length: 20 }, () => sql.unsafe('select 1 as one', [], { prepare: true }))))
+        if (round.every((outcome) => outcome.status === 'fulfilled')) break
+        if (Date.now() > deadline) throw new Error(`queries still failing 10 s after the kills: ${round.find((o) => o.status === 'rejected')?.reason}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const tx = await within(10_000, 'a transaction after the kills', sql.reserve())
+      expect(await tx.unsafe('select 2 as two')).toEqual([{ two: 2 }])
+      tx.release()
+    } finally {
+      killing = false
+      await sql.end({ timeout: 0 })
+      await admin.end()
+      await temp.drop()
+    }
+  }, 60_000)
+
+  it('fails a transaction whose session the server ends, without writing to the closed socket, and serves the next', async () => {
+    // Kysely then sends ROLLBACK on the dead connection; postgres.js 3.4.9
+    // would write it from a setImmediate to a null socket and throw where
+    // nothing can catch it, which crashes the process (porsager/postgres#1208).
+    const temp = await createTempDatabase()
+    const db = createPostgresDatabase(temp.url, { max: 2 })
+    const admin = createPostgresSql(TEST_DATABASE_URL!, { max: 1 })
+    const name = new URL(temp.url).pathname.slice(1)
+    try {
+      for (let round = 0; round < 5; round++) {
+        const tx = db.transaction().execute(async (trx) => {
+          await kysql`select 1`.execute(trx)
+          await kysql`select pg_sleep(5)`.execute(trx)
+        })
+        const outcome = tx.then(() => 'committed', (error: { code?: string }) => error.code)
+        for (let tries = 0; tries < 100; tries++) {
+          const [row] = await admin.unsafe(
+            "select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and query like '%pg_sleep(5)%' and pid <> pg_backend_pid()",
+            [name],
+            { prepare: true },
+          )
+          if ((row as { n: number }).n > 0) break
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        expect(await outcome).toBe('CONNECTION_CLOSED')
+        // Give a stray deferred write the turn it would need to go off.
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(await db.transaction().execute((trx) => kysql<{ n: number }>`select 3 as n`.execute(trx))).toMatchObject({ rows: [{ n: 3 }] })
+    } finally {
+      await db.destroy()
+      await admin.end()
+      await temp.drop()
+    }
+  }, 60_000)
 
   it('keeps other queries off a stripe held by a transaction', async () => {
     const sql = createPostgresSql(TEST_DATABASE_URL!, { max: 2 })

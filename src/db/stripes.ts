@@ -24,6 +24,16 @@
  * stripe is not known to be open and idle, a `select 1` goes first: it opens
  * the connection and queues behind whatever the stripe was still running.
  *
+ * When a stripe's connection closes (the server ended the session, the
+ * network dropped, `max_lifetime`), the stripe moves to a new instance and
+ * the old one is ended with `timeout: 0`, failing what it still held rather
+ * than keeping it. postgres.js 3.4.9 cannot be trusted after such a close: its
+ * `closed()` cancels a deferred small write's `setImmediate` but keeps the
+ * timer's id, so that connection never schedules a write again, and a query
+ * parked while reconnecting can stay pending for good (near
+ * porsager/postgres#1154 and #1193). Measured with sessions killed under
+ * load: a kept instance hung every time; a fresh one serves at once.
+ *
  * @example
  * const sql = stripedSql(({ onclose }) => postgres(url, { max: 1, onclose }), 10)
  * await sql.unsafe('select 1', [], { prepare: true })
@@ -37,13 +47,19 @@ export interface StripeEvents {
 }
 
 interface Stripe {
-  readonly sql: PostgresJsSql
+  /** The stripe's current instance; replaced when its connection closes. */
+  sql: PostgresJsSql
   /** Queries dispatched and not yet settled (a running cursor counts as one). */
   inFlight: number
   /** Reservations (transactions) holding this stripe's connection. */
   reserved: number
   /** A query succeeded on the connection and it has not closed since. */
   open: boolean
+}
+
+/** What a transaction's query gets once its connection has closed (with postgres.js's error code for it). */
+function connectionClosed(): Error {
+  return Object.assign(new Error('the connection of this transaction closed'), { code: 'CONNECTION_CLOSED' })
 }
 
 /**
@@ -53,9 +69,29 @@ interface Stripe {
 export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: number): PostgresJsSql {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`)
   const stripes: Stripe[] = []
+  let ending = false
+
+  /**
+   * A new instance for `stripe`. When its connection closes, the stripe gets
+   * a fresh one for what comes next and this one is ended at once, which
+   * rejects whatever it still held (see the module comment for why an
+   * instance is never reused after a close).
+   */
+  const instance = (stripe: Pick<Stripe, 'sql' | 'open'>): PostgresJsSql => {
+    const sql = open({
+      onclose() {
+        if (stripe.sql !== sql || ending) return
+        stripe.open = false
+        stripe.sql = instance(stripe)
+        void sql.end({ timeout: 0 }).catch(() => {})
+      },
+    })
+    return sql
+  }
 
   const add = (): Stripe => {
-    const stripe: Stripe = { sql: open({ onclose: () => void (stripe.open = false) }), inFlight: 0, reserved: 0, open: false }
+    const stripe = { inFlight: 0, reserved: 0, open: false } as Stripe
+    stripe.sql = instance(stripe)
     stripes.push(stripe)
     return stripe
   }
@@ -126,19 +162,25 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
     const stripe = pick()
     stripe.reserved++
     let reserved: PostgresJsReserved
+    let held: PostgresJsSql
     try {
       // Open and idle, or postgres.js may hang (see the module comment). Only
       // microtasks run between this query settling and reserve() taking the
       // connection, so nothing can close or busy it in between.
       if (!stripe.open || stripe.inFlight > 0) await run(stripe, 'select 1')
-      reserved = await stripe.sql.reserve()
+      held = stripe.sql
+      reserved = await held.reserve()
     } catch (error) {
       stripe.reserved--
       throw error
     }
     let released = false
     return {
-      unsafe: (query, params, options) => reserved.unsafe(query, params, options),
+      // Once the connection has closed, nothing more is sent on it: postgres.js
+      // 3.4.9 would write to the closed socket from a setImmediate and throw
+      // where nobody can catch it (porsager/postgres#1208), which is what a
+      // transaction's ROLLBACK after a dropped connection used to do.
+      unsafe: (query, params, options) => (stripe.sql === held ? reserved.unsafe(query, params, options) : Promise.reject(connectionClosed())),
       release() {
         if (released) return
         released = true
@@ -152,6 +194,7 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
     unsafe,
     reserve,
     async end(options) {
+      ending = true
       await Promise.all(stripes.map((stripe) => stripe.sql.end(options)))
     },
   }
