@@ -9,9 +9,11 @@
  * with Kysely building each query (see bench/dialect.ts; the hot ingest
  * statements are compiled once, see prepared.ts). Kysely's own Postgres
  * adapter, compiler and introspector are reused unchanged. A postgres.js
- * instance of your own works too, but not with `fetch_types: false`: its
- * `reserve()` (transactions) can then hang (porsager/postgres#751);
- * `createPostgresSql` sets that option and works around it (see `stripes.ts`).
+ * instance of your own works too, without what `createPostgresSql`'s striped
+ * pool adds for postgres.js 3.4.9 (see `stripes.ts`): with `fetch_types:
+ * false` its `reserve()` (transactions) can hang (porsager/postgres#751), a
+ * connection the server closed can hang for good, and a transaction whose
+ * session died can crash the process on ROLLBACK (porsager/postgres#1208).
  *
  * @example
  * const db = new Kysely<Database>({ dialect: postgresJsDialect(postgres(url)) })
