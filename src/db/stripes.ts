@@ -77,12 +77,13 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
    * rejects whatever it still held (see the module comment for why an
    * instance is never reused after a close).
    */
-  const instance = (stripe: Pick<Stripe, 'sql' | 'open'>): PostgresJsSql => {
+  const instance = (stripeOf: () => Stripe): PostgresJsSql => {
     const sql = open({
       onclose() {
+        const stripe = stripeOf()
         if (stripe.sql !== sql || ending) return
         stripe.open = false
-        stripe.sql = instance(stripe)
+        stripe.sql = instance(stripeOf)
         void sql.end({ timeout: 0 }).catch(() => {})
       },
     })
@@ -90,8 +91,7 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
   }
 
   const add = (): Stripe => {
-    const stripe = { inFlight: 0, reserved: 0, open: false } as Stripe
-    stripe.sql = instance(stripe)
+    const stripe: Stripe = { sql: instance(() => stripe), inFlight: 0, reserved: 0, open: false }
     stripes.push(stripe)
     return stripe
   }
@@ -106,10 +106,12 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): PromiseLike<A | B> {
     stripe.inFlight++
-    return stripe.sql.unsafe(query, params, options).then(
+    const sql = stripe.sql
+    return sql.unsafe(query, params, options).then(
       (value) => {
         stripe.inFlight--
-        stripe.open = true
+        // Said of the instance it ran on, which a close may have replaced since.
+        if (stripe.sql === sql) stripe.open = true
         return onFulfilled ? onFulfilled(value) : (value as A)
       },
       (error: unknown) => {
