@@ -237,6 +237,18 @@ describe('stripedSql', () => {
     expect(FakeSql.made).toHaveLength(2)
   })
 
+  it('does not count the new instance as open when a query on the replaced one succeeds late', async () => {
+    const sql = pool(1)
+    const late = send(sql, 'answered after the close')
+    FakeSql.made[0]!.drop()
+    FakeSql.made[0]!.settle()
+    await late
+    const pending = sql.reserve()
+    expect(FakeSql.made[1]!.queries.map((q) => q.query)).toEqual(['select 1'])
+    FakeSql.made[1]!.settle()
+    ;(await pending).release()
+  })
+
   it('sends nothing more on a transaction whose connection closed', async () => {
     const sql = pool(1)
     const tx = await reserveOpening(sql)
