@@ -32,7 +32,11 @@
  * timer's id, so that connection never schedules a write again, and a query
  * parked while reconnecting can stay pending for good (near
  * porsager/postgres#1154 and #1193). Measured with sessions killed under
- * load: a kept instance hung every time; a fresh one serves at once.
+ * load: a kept instance hung every time; a fresh one serves at once. A
+ * transaction whose stripe has moved on gets `CONNECTION_CLOSED` for any
+ * further query without it reaching postgres.js, whose ROLLBACK on the dead
+ * connection was written from a `setImmediate` to a null socket and crashed
+ * the process (porsager/postgres#1208).
  *
  * @example
  * const sql = stripedSql(({ onclose }) => postgres(url, { max: 1, onclose }), 10)
