@@ -27,7 +27,7 @@ export interface NewEpisode {
   now: Date
 }
 
-/** The row an insert writes, from its parameters (real values, or prepareQuery's stand-ins). */
+/** The row an insert writes, from its parameters (prepareQuery's stand-ins). */
 const insertRow = (p: Readonly<Record<keyof InsertParams, unknown>>) => ({
   id: p.id as string,
   client_id: p.clientId as string,
@@ -48,18 +48,16 @@ const insertRow = (p: Readonly<Record<keyof InsertParams, unknown>>) => ({
 
 const INSERT_PARAMS = ['id', 'clientId', 'name', 'source', 'robot', 'policyVersion', 'envVersion', 'gitSha', 'seed', 'fps', 'metadata', 'artifacts', 'now'] as const
 
-const insert = prepareQuery(INSERT_PARAMS, (db, p) => db.insertInto('episodes').values(insertRow(p)))
-
 /** Inserts a `recording` episode (a prepared statement: the open path's hot query). */
 export async function insertEpisode(db: Kysely<Database>, e: NewEpisode): Promise<void> {
-  await insert(db, toInsertParams(e))
+  await insertEpisodes(db, [e])
 }
 
 /**
- * The INSERT of `count` rows, prepared once per row count like the single
- * one (a batch used to pay Kysely's build and compile, ~0.15 ms, every
- * time). Parameter `row * INSERT_PARAMS.length + i` is `INSERT_PARAMS[i]` of
- * that row; `names` holds those names.
+ * The INSERT of `count` rows, prepared once per row count (a batch used to
+ * pay Kysely's build and compile, ~0.15 ms, every time). Parameter
+ * `row * INSERT_PARAMS.length + i` is `INSERT_PARAMS[i]` of that row; `names`
+ * holds those names.
  */
 const insertMany = (() => {
   const bySize = new Map<number, { names: string[]; run: PreparedQuery<string, unknown> }>()
@@ -78,7 +76,6 @@ const insertMany = (() => {
 
 /** Inserts several `recording` episodes in one statement (see `db/batch.ts`). */
 export async function insertEpisodes(db: Kysely<Database>, episodes: readonly NewEpisode[]): Promise<void> {
-  if (episodes.length === 1) return insertEpisode(db, episodes[0]!)
   const { names, run } = insertMany(episodes.length)
   const values: Record<string, unknown> = {}
   let at = 0
