@@ -15,13 +15,17 @@
  * too, with raw SQL's own beside it. The last line measures the machine
  * against the issue's own yardstick (raw postgres.js INSERT, 10 in flight,
  * ~7,500/s where the targets were set): the throughput target is a ratio
- * within the run, but 25 ms is absolute and moves with the machine.
+ * within the run, but 25 ms is absolute and moves with the machine. Where
+ * /proc is there, each row also shows the CPU time its server process and
+ * PostgreSQL spent per request: the work each path does, beside how fast the
+ * machine happened to run it.
  *
  *   npx tsx bench/ingest.ts   (BENCH_SECONDS=5 BENCH_ROUNDS=3)
  */
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import postgres from 'postgres'
+import { measureCpu, type CpuPerRequest } from './cpu.ts'
 import { HttpPool } from './http-client.ts'
 import { createPostgresSql, type PostgresJsSql } from '../src/db/postgres-js.ts'
 import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, step, type LoadResult } from './lib.ts'
@@ -77,7 +81,10 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     await load(CONCURRENCY, 1, floorPair)
     if (bunPair) await load(CONCURRENCY, 1, bunPair)
     await load(INSERT_IN_FLIGHT, 1, rawInsert)
-    const runs: Record<'http' | 'bun' | 'raw' | 'striped' | 'floor' | 'insert', LoadResult[]> = { http: [], bun: [], raw: [], striped: [], floor: [], insert: [] }
+    type Phase = 'http' | 'bun' | 'raw' | 'striped' | 'floor' | 'insert'
+    const runs: Record<Phase, (LoadResult & { cpu: CpuPerRequest })[]> = { http: [], bun: [], raw: [], striped: [], floor: [], insert: [] }
+    // The process serving each HTTP phase (raw SQL phases have none: this process is their client).
+    const serverPid: Partial<Record<Phase, number>> = { http: server.child.pid, bun: bunServer?.child.pid, floor: floorServer.child.pid }
     // Each phase starts from a settled database (see settleDatabase), and the
     // order rotates per round: without that, the phase right after raw SQL paid
     // for its writes (episodic measured 450-740 pairs/s there, 1,250-1,550 alone).
@@ -86,10 +93,12 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
       for (let k = 0; k < phases.length; k++) {
         const [name, op] = phases[(round + k) % phases.length]!
         await settleDatabase(tenant.databaseUrl)
-        runs[name].push(await load(name === 'insert' ? INSERT_IN_FLIGHT : CONCURRENCY, seconds, op))
+        const { result, cpu } = await measureCpu(serverPid[name], () => load(name === 'insert' ? INSERT_IN_FLIGHT : CONCURRENCY, seconds, op), (r) => r.requests.perSecond * r.seconds)
+        runs[name].push({ ...result, cpu })
       }
     }
-    const summarize = (list: LoadResult[]) => ({
+    const medianOf = (values: (number | undefined)[]) => (values.every((x) => x !== undefined) ? median(values as number[]) : undefined)
+    const summarize = (list: (LoadResult & { cpu: CpuPerRequest })[]) => ({
       rate: median(list.map((x) => x.perSecond)),
       requests: median(list.map((x) => x.requests.perSecond)),
       p50: median(list.map((x) => x.requests.p50)),
@@ -97,17 +106,20 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
       open: median(list.map((x) => x.steps.open!)),
       finalize: median(list.map((x) => x.steps.finalize!)),
       pair: median(list.map((x) => x.p99)),
+      serverCpu: medianOf(list.map((x) => x.cpu.server)),
+      postgresCpu: medianOf(list.map((x) => x.cpu.postgres)),
     })
     const h = summarize(runs.http)
     const r = summarize(runs.raw)
     const rs = summarize(runs.striped)
     const f = summarize(runs.floor)
     const insertRate = median(runs.insert.map((x) => x.perSecond))
+    const micros = (value: number | undefined) => (value === undefined ? '-' : fmt(value))
     const row = (name: string, x: typeof h) =>
-      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${fmt(x.rate / r.rate, 2)} |`
+      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} | ${micros(x.postgresCpu)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians; a request is one HTTP request (raw SQL: one statement)`)
-    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | pairs vs raw SQL |')
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request | PostgreSQL CPU µs/request | pairs vs raw SQL |')
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
     if (bunPair) console.log(row('episodic on Bun (examples/bun): same pair', summarize(runs.bun)))
     console.log(row('floor: bare Hono + raw SQL over HTTP', f))
@@ -121,6 +133,14 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
         `machine: raw postgres.js INSERT, ${INSERT_IN_FLIGHT} in flight, ${fmt(insertRate)}/s = ${fmt(insertRate / ISSUE_INSERT_RATE, 2)}x the ~${fmt(ISSUE_INSERT_RATE)}/s the issue measured when it set the targets ` +
         `(the floor, with no app work, had a request p99 of ${fmt(f.p99, 1)} ms in this run)`,
     )
+    if (h.serverCpu !== undefined && f.serverCpu !== undefined) {
+      console.log(
+        `cpu per request: episodic's server ${fmt(h.serverCpu)} µs = ${fmt(h.serverCpu / f.serverCpu, 2)}x the floor's ${fmt(f.serverCpu)} µs` +
+          (h.postgresCpu !== undefined && r.postgresCpu !== undefined
+            ? `; PostgreSQL ${fmt(h.postgresCpu)} µs under episodic = ${fmt(h.postgresCpu / r.postgresCpu, 2)}x raw SQL's ${fmt(r.postgresCpu)} µs a statement`
+            : ''),
+      )
+    }
     return { http: h, raw: r, floor: f, ratio: h.rate / r.rate, insertRate }
   } finally {
     episodic.close()
