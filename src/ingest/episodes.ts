@@ -54,6 +54,14 @@ export async function insertEpisode(db: Kysely<Database>, e: NewEpisode): Promis
 }
 
 /**
+ * Removes an episode that open inserted but could not hand out (its upload
+ * URLs failed to sign). Only a `recording` row of that client is touched.
+ */
+export async function discardEpisode(db: Kysely<Database>, clientId: string, episodeId: string): Promise<void> {
+  await db.deleteFrom('episodes').where('id', '=', episodeId).where('client_id', '=', clientId).where('status', '=', 'recording').execute()
+}
+
+/**
  * The INSERT of `count` rows, prepared once per row count (a batch used to
  * pay Kysely's build and compile, ~0.15 ms, every time). Parameter
  * `row * INSERT_PARAMS.length + i` is `INSERT_PARAMS[i]` of that row; `names`

@@ -25,8 +25,11 @@ export function ingestRoutes(deps: Deps) {
     const now = deps.clock.now()
     const kinds: ArtifactKind[] = deps.storage ? body.request_uploads : []
     const origin = kinds.length ? (deps.baseUrl ?? new URL(c.req.url).origin) : ''
-    // Sign before inserting, so a storage failure leaves no half-opened episode.
-    const uploadUrls = await Promise.all(
+    // Sign and insert at once: where presigning runs off this thread (the Node
+    // adapter's worker), the row's round trip overlaps it instead of waiting
+    // a turn for it. A URL that fails to sign removes the row again, so a
+    // storage failure still leaves no half-opened episode.
+    const signing = Promise.all(
       kinds.map(async (kind) => {
         const key = objectKey(clientId, episodeId, kind)
         const signed = await deps.storage!.presignPut({
@@ -39,7 +42,7 @@ export function ingestRoutes(deps: Deps) {
         return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
       }),
     )
-    await deps.episodes.insert({
+    const inserting = deps.episodes.insert({
       id: episodeId,
       clientId,
       name: body.name ?? null,
@@ -54,6 +57,13 @@ export function ingestRoutes(deps: Deps) {
       artifacts: kinds,
       now,
     })
+    const [signed, inserted] = await Promise.allSettled([signing, inserting])
+    if (inserted.status === 'rejected') throw inserted.reason
+    if (signed.status === 'rejected') {
+      await deps.episodes.discard(clientId, episodeId).catch((error) => deps.logger.error(`open: could not remove episode ${episodeId} after signing failed`, error))
+      throw signed.reason
+    }
+    const uploadUrls = signed.value
     const result: OpenEpisodeResult = {
       episode_id: episodeId,
       status: 'recording',

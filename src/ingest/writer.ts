@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely'
 import { batched, type Defer } from '../db/batch.ts'
 import type { Database } from '../db/schema.ts'
-import { applyFinalizes, finalizeEpisode, insertEpisode, insertEpisodes, type FinalizeChange, type FinalizeItem, type NewEpisode } from './episodes.ts'
+import { applyFinalizes, discardEpisode, finalizeEpisode, insertEpisode, insertEpisodes, type FinalizeChange, type FinalizeItem, type NewEpisode } from './episodes.ts'
 import type { FinalizeEpisodeResult } from './schemas.ts'
 
 export interface EpisodeWriter {
@@ -14,6 +14,8 @@ export interface EpisodeWriter {
   insert(episode: NewEpisode): Promise<void>
   /** Applies a finalize (not_found / conflict as `finalizeEpisode` says). */
   finalize(clientId: string, episodeId: string, change: FinalizeChange): Promise<FinalizeEpisodeResult>
+  /** Deletes a `recording` episode open could not complete (rare: never batched). */
+  discard(clientId: string, episodeId: string): Promise<void>
 }
 
 /** The writer over `db`; batched when `defer` is given. */
@@ -22,6 +24,7 @@ export function createEpisodeWriter(db: Kysely<Database>, defer?: Defer): Episod
     return {
       insert: (episode) => insertEpisode(db, episode),
       finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change),
+      discard: (clientId, episodeId) => discardEpisode(db, clientId, episodeId),
     }
   }
   const insert = batched({ defer, run: async (episodes: NewEpisode[]) => (await insertEpisodes(db, episodes), episodes.map(() => undefined)) })
@@ -29,5 +32,6 @@ export function createEpisodeWriter(db: Kysely<Database>, defer?: Defer): Episod
   return {
     insert,
     finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change, apply),
+    discard: (clientId, episodeId) => discardEpisode(db, clientId, episodeId),
   }
 }

@@ -102,4 +102,20 @@ describe('failures', () => {
     const list = await call(`${svc.url}/api/episodes`, { key })
     expect(list.body.items).toEqual([])
   })
+
+  it('a URL that fails to sign after the row is written takes the row back out (open signs and inserts at once)', async () => {
+    // Signing slower than the insert, as on the Node adapter's worker thread.
+    const late = () => new Promise<never>((_, reject) => setTimeout(() => reject(new Error('signer exploded late')), 50))
+    const svc = await startService('pglite', {
+      overrides: { storage: { presignPut: late, presignGet: late, publicUrl: () => null } },
+    })
+    services.push(svc)
+    const { key } = await svc.newTenant()
+    const reply = await call(`${svc.url}/api/ingest/episode`, { key, body: { name: 'never handed out' } })
+    expect(reply.status).toBe(500)
+    expect(reply.body).toEqual({ error: 'internal error' })
+    expect(svc.errors).toHaveLength(1)
+    const list = await call(`${svc.url}/api/episodes`, { key })
+    expect(list.body.items).toEqual([])
+  })
 })
