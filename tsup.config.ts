@@ -19,7 +19,8 @@ export const ENTRIES: Record<string, string> = {
 }
 
 export default defineConfig({
-  entry: { ...ENTRIES, cli: 'src/cli/main.ts' },
+  // presign-worker: the Node adapter's worker thread loads it by file name (adapters/node/presign-thread.ts).
+  entry: { ...ENTRIES, cli: 'src/cli/main.ts', 'presign-worker': 'adapters/node/presign-worker.ts' },
   dts: { entry: ENTRIES },
   format: 'esm',
   target: 'node20',

@@ -15,8 +15,8 @@ import { createNodeApp, type RunningServer } from '../node/index.ts'
 
 export type { NodeApp as BunApp, RunningServer } from '../node/index.ts'
 
-/** Opens the database and storage the config names and builds the app (the Node adapter's factory). */
-export const createBunApp: typeof createNodeApp = createNodeApp
+/** Opens the database and storage the config names and builds the app (the Node adapter's factory, presigning on the main thread). */
+export const createBunApp: typeof createNodeApp = (config, overrides, options) => createNodeApp(config, overrides, { presignThread: false, ...options })
 
 /**
  * Largest request body Bun accepts (its default is 128 MiB): 5 GiB, S3's

@@ -16,8 +16,8 @@ import { createNodeApp, type RunningServer } from '../node/index.ts'
 
 export type { NodeApp as DenoApp, RunningServer } from '../node/index.ts'
 
-/** Opens the database and storage the config names and builds the app (the Node adapter's factory). */
-export const createDenoApp: typeof createNodeApp = createNodeApp
+/** Opens the database and storage the config names and builds the app (the Node adapter's factory, presigning on the main thread). */
+export const createDenoApp: typeof createNodeApp = (config, overrides, options) => createNodeApp(config, overrides, { presignThread: false, ...options })
 
 /** What this module uses of the `Deno` global. */
 interface DenoServeApi {

@@ -22,20 +22,32 @@ import { createLocalStorage } from '../../src/storage/local.ts'
 import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
 import { createDiskFiles } from './files.ts'
+import { presignOnThread, type ThreadedStorage } from './presign-thread.ts'
 import { NodeSha256 } from './sha256.ts'
 
-export { createDiskFiles, NodeSha256 }
+export { createDiskFiles, NodeSha256, presignOnThread }
+export type { PresignThreadOptions, SigningSpec, ThreadedStorage } from './presign-thread.ts'
 
 export interface NodeApp {
   app: EpisodicApp
   close(): Promise<void>
 }
 
+/** How `createNodeApp` runs what the config names. */
+export interface NodeAppOptions {
+  /**
+   * Presign upload URLs on a worker thread (see `presignOnThread`); default
+   * true. The Bun and Deno adapters turn it off: their servers leave the main
+   * thread less busy, and their worker threads load modules their own way.
+   */
+  presignThread?: boolean
+}
+
 /** Opens the database and storage the config names and builds the app. */
-export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}): Promise<NodeApp> {
+export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}, options: NodeAppOptions = {}): Promise<NodeApp> {
   if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true })
   const db = overrides.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db') }))
-  const storage = overrides.storage !== undefined ? overrides.storage : nodeStorage(config)
+  const storage = overrides.storage !== undefined ? overrides.storage : nodeStorage(config, options.presignThread ?? true)
   const app = createApp({
     sha256: NodeSha256,
     // One INSERT / UPDATE for the opens and finalizes read in one turn.
@@ -54,20 +66,23 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     app,
     async close() {
       await stopListening?.()
+      await (storage as Partial<ThreadedStorage> | null)?.close?.()
       await db.destroy()
     },
   }
 }
 
-function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
+function nodeStorage(config: EpisodicConfig, onThread: boolean): ObjectStorage | null {
   const storage = config.storage
   if (storage.kind === 'none') return null
-  if (storage.kind === 's3') return createS3Storage({ ...storage.s3, sha256: NodeSha256 })
-  return createLocalStorage({
-    files: createDiskFiles(join(config.dataDir, 'objects')),
-    secret: storage.secret ?? fileSecret(config.dataDir, 'storage.secret'),
-    sha256: NodeSha256,
-  })
+  const onWorkerError = (error: unknown) => console.error('episodic: the presign worker failed; signing on the main thread from now on', error)
+  if (storage.kind === 's3') {
+    const s3 = createS3Storage({ ...storage.s3, sha256: NodeSha256 })
+    return onThread ? presignOnThread(s3, { kind: 's3', s3: storage.s3 }, { onWorkerError }) : s3
+  }
+  const secret = storage.secret ?? fileSecret(config.dataDir, 'storage.secret')
+  const local = createLocalStorage({ files: createDiskFiles(join(config.dataDir, 'objects')), secret, sha256: NodeSha256 })
+  return onThread ? presignOnThread(local, { kind: 'local', secret }, { onWorkerError }) : local
 }
 
 /**

@@ -108,6 +108,24 @@ describe('npm package', () => {
     expect(run(process.execPath, ['serve.mjs'], { cwd: project }).trim()).toBe('201 recording 3')
   }, 60_000)
 
+  it("presigns on the Node adapter's worker thread from the built files (dist/presign-worker.js)", () => {
+    writeFileSync(
+      join(project, 'presign.mjs'),
+      `
+      import { createLocalStorage, createMemoryFiles } from 'episodic'
+      import { presignOnThread, NodeSha256 } from 'episodic/node'
+      const local = createLocalStorage({ files: createMemoryFiles(), secret: 's', sha256: NodeSha256 })
+      const errors = []
+      const storage = presignOnThread(local, { kind: 'local', secret: 's' }, { onWorkerError: (e) => errors.push(String(e)) })
+      const input = { key: 'c/e/video.mp4', contentType: 'video/mp4', now: new Date(0), expiresInSeconds: 60, origin: 'http://h' }
+      const [there, here] = [await storage.presignPut(input), await local.presignPut(input)]
+      await storage.close()
+      console.log(there.url === here.url, JSON.stringify(errors))
+    `,
+    )
+    expect(run(process.execPath, ['presign.mjs'], { cwd: project }).trim()).toBe('true []')
+  }, 60_000)
+
   it('type-checks a consumer against the .d.ts files', () => {
     writeFileSync(
       join(project, 'consumer.ts'),

@@ -1,0 +1,41 @@
+/**
+ * The worker-thread side of `presignOnThread` (./presign-thread.ts): builds
+ * the same signer from the spec in `workerData` (@smithy/signature-v4 with
+ * node:crypto, as on the main thread) and answers each batch of jobs with one
+ * message.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { createLocalStorage } from '../../src/storage/local.ts'
+import { createS3Storage } from '../../src/storage/s3.ts'
+import type { BlobFiles, ObjectStorage } from '../../src/storage/types.ts'
+import type { PresignAnswer, PresignJob, SigningSpec } from './presign-thread.ts'
+import { NodeSha256 } from './sha256.ts'
+
+/** Presigning never reads or writes objects; the worker has no files to give. */
+const NO_FILES: BlobFiles = {
+  put: () => Promise.reject(new Error('presign worker: no object files here')),
+  get: () => Promise.reject(new Error('presign worker: no object files here')),
+}
+
+function signerOf(spec: SigningSpec): ObjectStorage {
+  if (spec.kind === 's3') return createS3Storage({ ...spec.s3, sha256: NodeSha256 })
+  return createLocalStorage({ files: NO_FILES, secret: spec.secret, region: spec.region, sha256: NodeSha256 })
+}
+
+async function answer(storage: ObjectStorage, job: PresignJob): Promise<PresignAnswer> {
+  const input = { key: job.key, now: new Date(job.now), expiresInSeconds: job.expiresInSeconds, origin: job.origin }
+  try {
+    const signed = job.contentType === undefined ? await storage.presignGet(input) : await storage.presignPut({ ...input, contentType: job.contentType })
+    return { id: job.id, url: signed.url, expiresAt: signed.expiresAt.getTime() }
+  } catch (error) {
+    return { id: job.id, error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+const port = parentPort
+if (port) {
+  const storage = signerOf(workerData as SigningSpec)
+  port.on('message', async (jobs: PresignJob[]) => {
+    port.postMessage(await Promise.all(jobs.map((job) => answer(storage, job))))
+  })
+}
