@@ -18,10 +18,14 @@ const TICKS_PER_SECOND = (() => {
   }
 })()
 
-/** User + system CPU time of `pid` in µs (all its threads), or undefined without /proc. */
-export function processCpuMicros(pid: number): number | undefined {
+/**
+ * User + system CPU time of `pid` in µs (all its threads), or undefined
+ * without /proc. `thread` narrows it to one thread: its id, which for the
+ * main thread is the process id.
+ */
+export function processCpuMicros(pid: number, thread?: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND
@@ -61,9 +65,11 @@ export function postgresCpuMicros(): number | undefined {
   return seen ? total : undefined
 }
 
-/** CPU µs per request of a server process and of PostgreSQL over one phase. */
+/** CPU µs per request of a server process (all threads, and its main thread) and of PostgreSQL over one phase. */
 export interface CpuPerRequest {
   server?: number
+  /** The server's main thread alone: on Node, the one that serves HTTP and so bounds the rate. */
+  main?: number
   postgres?: number
 }
 
@@ -73,11 +79,13 @@ export interface CpuPerRequest {
  */
 export async function measureCpu<T>(serverPid: number | undefined, phase: () => Promise<T>, requestsOf: (result: T) => number): Promise<{ result: T; cpu: CpuPerRequest }> {
   const server0 = serverPid === undefined ? undefined : processCpuMicros(serverPid)
+  const main0 = serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid)
   const postgres0 = postgresCpuMicros()
   const result = await phase()
   const server1 = serverPid === undefined ? undefined : processCpuMicros(serverPid)
+  const main1 = serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid)
   const postgres1 = postgresCpuMicros()
   const requests = requestsOf(result)
   const per = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b < a || !requests ? undefined : (b - a) / requests)
-  return { result, cpu: { server: per(server0, server1), postgres: per(postgres0, postgres1) } }
+  return { result, cpu: { server: per(server0, server1), main: per(main0, main1), postgres: per(postgres0, postgres1) } }
 }

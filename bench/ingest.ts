@@ -107,6 +107,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
       finalize: median(list.map((x) => x.steps.finalize!)),
       pair: median(list.map((x) => x.p99)),
       serverCpu: medianOf(list.map((x) => x.cpu.server)),
+      mainCpu: medianOf(list.map((x) => x.cpu.main)),
       postgresCpu: medianOf(list.map((x) => x.cpu.postgres)),
     })
     const h = summarize(runs.http)
@@ -116,9 +117,9 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     const insertRate = median(runs.insert.map((x) => x.perSecond))
     const micros = (value: number | undefined) => (value === undefined ? '-' : fmt(value))
     const row = (name: string, x: typeof h) =>
-      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} | ${micros(x.postgresCpu)} | ${fmt(x.rate / r.rate, 2)} |`
+      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians; a request is one HTTP request (raw SQL: one statement)`)
-    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request | PostgreSQL CPU µs/request | pairs vs raw SQL |')
+    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request (main thread) | PostgreSQL CPU µs/request | pairs vs raw SQL |')
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
     if (bunPair) console.log(row('episodic on Bun (examples/bun): same pair', summarize(runs.bun)))
@@ -135,7 +136,8 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     )
     if (h.serverCpu !== undefined && f.serverCpu !== undefined) {
       console.log(
-        `cpu per request: episodic's server ${fmt(h.serverCpu)} µs = ${fmt(h.serverCpu / f.serverCpu, 2)}x the floor's ${fmt(f.serverCpu)} µs` +
+        `cpu per request: episodic's server ${fmt(h.serverCpu)} µs = ${fmt(h.serverCpu / f.serverCpu, 2)}x the floor's ${fmt(f.serverCpu)} µs ` +
+          `(main thread ${micros(h.mainCpu)} µs = ${h.mainCpu !== undefined && f.mainCpu !== undefined ? fmt(h.mainCpu / f.mainCpu, 2) : '-'}x the floor's ${micros(f.mainCpu)} µs)` +
           (h.postgresCpu !== undefined && r.postgresCpu !== undefined
             ? `; PostgreSQL ${fmt(h.postgresCpu)} µs under episodic = ${fmt(h.postgresCpu / r.postgresCpu, 2)}x raw SQL's ${fmt(r.postgresCpu)} µs a statement`
             : ''),
