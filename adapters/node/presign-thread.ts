@@ -6,10 +6,13 @@
  * worker as one message and come back as one; the core inserts the episode
  * meanwhile (src/ingest/routes.ts), so an open waits for whichever of the two
  * is slower rather than for both in turn. Measured with bench/ingest's load,
- * 11 interleaved pairs against signing on the main thread: the main thread's
- * CPU per request fell 15-35% (the whole process's rose ~15%: messages and a
- * second isolate, paid on the otherwise idle core), requests/s rose 8-14% and
- * request p99 fell in 9 of the 11 pairs (medians 31.4 -> 30.0 and 35.9 -> 31.1 ms).
+ * 17 interleaved pairs against signing on the main thread (three runs): the
+ * main thread's CPU per request fell 15-35%, requests/s rose 4-14% (run
+ * medians) and request p99 was lower in 13 of the 17 pairs (medians 35.9 ->
+ * 31.1, 31.4 -> 30.0, 32.7 -> 30.3 ms). The price is CPU elsewhere: a URL
+ * costs the worker ~1.5x what it cost the main thread (its own isolate and
+ * GC, a contended core), plus ~10 µs of messaging on the main thread, so the
+ * whole process uses about as much or up to ~15% more CPU per request.
  *
  * Nothing is lost when the worker is not there: if it cannot start, or exits,
  * every job it held and every later one is signed on the main thread by the
