@@ -116,6 +116,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     const f = summarize(runs.floor)
     const insertRate = median(runs.insert.map((x) => x.perSecond))
     const micros = (value: number | undefined) => (value === undefined ? '-' : fmt(value))
+    const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '-' : fmt(a / b, 2))
     const row = (name: string, x: typeof h) =>
       `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s, medians; a request is one HTTP request (raw SQL: one statement)`)
@@ -136,11 +137,9 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     )
     if (h.serverCpu !== undefined && f.serverCpu !== undefined) {
       console.log(
-        `cpu per request: episodic's server ${fmt(h.serverCpu)} µs = ${fmt(h.serverCpu / f.serverCpu, 2)}x the floor's ${fmt(f.serverCpu)} µs ` +
-          `(main thread ${micros(h.mainCpu)} µs = ${h.mainCpu !== undefined && f.mainCpu !== undefined ? fmt(h.mainCpu / f.mainCpu, 2) : '-'}x the floor's ${micros(f.mainCpu)} µs)` +
-          (h.postgresCpu !== undefined && r.postgresCpu !== undefined
-            ? `; PostgreSQL ${fmt(h.postgresCpu)} µs under episodic = ${fmt(h.postgresCpu / r.postgresCpu, 2)}x raw SQL's ${fmt(r.postgresCpu)} µs a statement`
-            : ''),
+        `cpu per request: episodic's server ${micros(h.serverCpu)} µs = ${ratio(h.serverCpu, f.serverCpu)}x the floor's ${micros(f.serverCpu)} µs ` +
+          `(main thread ${micros(h.mainCpu)} µs = ${ratio(h.mainCpu, f.mainCpu)}x the floor's ${micros(f.mainCpu)} µs); ` +
+          `PostgreSQL ${micros(h.postgresCpu)} µs under episodic = ${ratio(h.postgresCpu, r.postgresCpu)}x raw SQL's ${micros(r.postgresCpu)} µs a statement`,
       )
     }
     return { http: h, raw: r, floor: f, ratio: h.rate / r.rate, insertRate }

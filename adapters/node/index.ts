@@ -47,7 +47,9 @@ export interface NodeAppOptions {
 export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}, options: NodeAppOptions = {}): Promise<NodeApp> {
   if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true })
   const db = overrides.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db') }))
-  const storage = overrides.storage !== undefined ? overrides.storage : nodeStorage(config, options.presignThread ?? true)
+  // The store the config names is the app's to close; one passed in stays the caller's.
+  const ownStorage = overrides.storage === undefined ? nodeStorage(config, options.presignThread ?? true) : null
+  const storage = overrides.storage !== undefined ? overrides.storage : ownStorage
   const app = createApp({
     sha256: NodeSha256,
     // One INSERT / UPDATE for the opens and finalizes read in one turn.
@@ -66,13 +68,13 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     app,
     async close() {
       await stopListening?.()
-      await (storage as Partial<ThreadedStorage> | null)?.close?.()
+      await ownStorage?.close?.()
       await db.destroy()
     },
   }
 }
 
-function nodeStorage(config: EpisodicConfig, onThread: boolean): ObjectStorage | null {
+function nodeStorage(config: EpisodicConfig, onThread: boolean): (ObjectStorage & Partial<Pick<ThreadedStorage, 'close'>>) | null {
   const storage = config.storage
   if (storage.kind === 'none') return null
   const onWorkerError = (error: unknown) => console.error('episodic: the presign worker failed; signing on the main thread from now on', error)

@@ -57,6 +57,12 @@ export interface PresignThreadOptions {
   workerUrl?: URL
 }
 
+/** Signs one job with `storage`: the worker's work, and the main thread's when the worker is gone. */
+export function signJob(storage: ObjectStorage, job: PresignJob): Promise<SignedUrl> {
+  const input = { key: job.key, now: new Date(job.now), expiresInSeconds: job.expiresInSeconds, origin: job.origin }
+  return job.contentType === undefined ? storage.presignGet(input) : storage.presignPut({ ...input, contentType: job.contentType })
+}
+
 interface Waiting {
   job: PresignJob
   resolve(signed: SignedUrl): void
@@ -75,11 +81,6 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
   /** Once the worker has failed or been closed, everything is signed here. */
   let onMainThread = false
 
-  const signHere = (job: PresignJob): Promise<SignedUrl> => {
-    const input = { key: job.key, now: new Date(job.now), expiresInSeconds: job.expiresInSeconds, origin: job.origin }
-    return job.contentType === undefined ? storage.presignGet(input) : storage.presignPut({ ...input, contentType: job.contentType })
-  }
-
   /** Signs everything the worker held (or was about to get) on this thread. */
   function fallBack(error?: unknown): void {
     if (!onMainThread && error !== undefined) options.onWorkerError?.(error)
@@ -88,7 +89,7 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     queue = []
     for (const [id, { job, resolve, reject }] of waiting) {
       waiting.delete(id)
-      signHere(job).then(resolve, reject)
+      signJob(storage, job).then(resolve, reject)
     }
   }
 
@@ -122,17 +123,17 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     }
   }
 
-  function submit(job: Omit<PresignJob, 'id'>): Promise<SignedUrl> {
-    const full = { ...job, id: nextId++ }
-    if (onMainThread) return signHere(full)
+  function submit(job: PresignJob): Promise<SignedUrl> {
+    if (onMainThread) return signJob(storage, job)
     return new Promise((resolve, reject) => {
-      waiting.set(full.id, { job: full, resolve, reject })
+      waiting.set(job.id, { job, resolve, reject })
       if (!queue.length) setImmediate(flush)
-      queue.push(full)
+      queue.push(job)
     })
   }
 
-  const jobOf = (input: PresignInput, contentType?: string) => ({
+  const jobOf = (input: PresignInput, contentType?: string): PresignJob => ({
+    id: nextId++,
     key: input.key,
     contentType,
     now: input.now.getTime(),

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { createLocalStorage } from '../../src/storage/local.ts'
 import { createS3Storage } from '../../src/storage/s3.ts'
 import type { BlobFiles, ObjectStorage } from '../../src/storage/types.ts'
-import type { PresignAnswer, PresignJob, SigningSpec } from './presign-thread.ts'
+import { signJob, type PresignAnswer, type PresignJob, type SigningSpec } from './presign-thread.ts'
 import { NodeSha256 } from './sha256.ts'
 
 /** Presigning never reads or writes objects; the worker has no files to give. */
@@ -23,9 +23,8 @@ function signerOf(spec: SigningSpec): ObjectStorage {
 }
 
 async function answer(storage: ObjectStorage, job: PresignJob): Promise<PresignAnswer> {
-  const input = { key: job.key, now: new Date(job.now), expiresInSeconds: job.expiresInSeconds, origin: job.origin }
   try {
-    const signed = job.contentType === undefined ? await storage.presignGet(input) : await storage.presignPut({ ...input, contentType: job.contentType })
+    const signed = await signJob(storage, job)
     return { id: job.id, url: signed.url, expiresAt: signed.expiresAt.getTime() }
   } catch (error) {
     return { id: job.id, error: error instanceof Error ? error.message : String(error) }

@@ -20,11 +20,12 @@ export interface EpisodeWriter {
 
 /** The writer over `db`; batched when `defer` is given. */
 export function createEpisodeWriter(db: Kysely<Database>, defer?: Defer): EpisodeWriter {
+  const discard = (clientId: string, episodeId: string) => discardEpisode(db, clientId, episodeId)
   if (!defer) {
     return {
       insert: (episode) => insertEpisode(db, episode),
       finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change),
-      discard: (clientId, episodeId) => discardEpisode(db, clientId, episodeId),
+      discard,
     }
   }
   const insert = batched({ defer, run: async (episodes: NewEpisode[]) => (await insertEpisodes(db, episodes), episodes.map(() => undefined)) })
@@ -32,6 +33,6 @@ export function createEpisodeWriter(db: Kysely<Database>, defer?: Defer): Episod
   return {
     insert,
     finalize: (clientId, episodeId, change) => finalizeEpisode(db, clientId, episodeId, change, apply),
-    discard: (clientId, episodeId) => discardEpisode(db, clientId, episodeId),
+    discard,
   }
 }
