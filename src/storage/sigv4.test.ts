@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest'
-import { SignatureV4 } from '@smithy/signature-v4'
+import { describe, expect, it, vi } from 'vitest'
+import { Sha256 } from '@aws-crypto/sha256-js'
+import { SignatureV4, getCanonicalQuery } from '@smithy/signature-v4'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
 import { createPresigner, parseQuery } from './sigv4.ts'
 import { verifyPresigned } from './sigv4-verify.ts'
@@ -82,5 +83,68 @@ describe('presigner fast path', () => {
     const fresh = await Promise.all(requests.map((r) => createPresigner(options).presign(r)))
     expect(ours).toEqual(fresh)
     expect(new Set(ours).size).toBe(6 * 3)
+  })
+
+  it('signs from templates exactly as a bare smithy signer, and calls smithy once per shape and second', async () => {
+    const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' }
+    const bare = new SignatureV4({ credentials, region: 'auto', service: 's3', sha256: Sha256, uriEscapePath: false, applyChecksum: false })
+    // What smithy alone makes of a request: no wrapped methods, no templates.
+    const reference = async (r: { method: string; url: string; contentType?: string; now: Date; expiresInSeconds: number }) => {
+      const [, protocol, authority, path] = /^(\w+:)\/\/([^/]+)(.*)$/.exec(r.url)!
+      const url = { protocol: protocol!, host: authority!.toLowerCase(), authority: authority!, pathname: path! }
+      const headers: Record<string, string> = { host: url.host }
+      if (r.contentType !== undefined) headers['content-type'] = r.contentType
+      const signedNames = new Set(Object.keys(headers))
+      const signed = await bare.presign(
+        { method: r.method, protocol: url.protocol, hostname: url.host, path: url.pathname, query: {}, headers: { ...headers, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
+        { signingDate: r.now, expiresIn: r.expiresInSeconds, signableHeaders: signedNames, unsignableHeaders: new Set(['x-amz-content-sha256']), unhoistableHeaders: new Set([...signedNames, 'x-amz-content-sha256']) },
+      )
+      const { ['X-Amz-Signature']: signature, ...rest } = signed.query as Record<string, string>
+      return `${url.protocol}//${url.authority}${url.pathname}?${getCanonicalQuery({ ...signed, query: rest })}&X-Amz-Signature=${signature}`
+    }
+    const ours = createPresigner({ ...credentials, region: 'auto' })
+    const types = [undefined, 'video/mp4', 'application/octet-stream', 'text/plain; charset=utf-8', '  spaced   out  ']
+    const hosts = ['https://acct.r2.cloudflarestorage.com/bucket', 'http://127.0.0.1:8787/storage', 'http://LOCALHOST:9000/b']
+    const start = Date.UTC(2026, 10, 23, 23, 59, 58, 500)
+    const requests = Array.from({ length: 400 }, (_, i) => {
+      const contentType = types[i % types.length]
+      return {
+        method: contentType === undefined ? 'GET' : 'PUT',
+        url: `${hosts[(i >> 2) % hosts.length]}/c${i % 3}/e-${i}/${['video.mp4', 'sensors.npz', encodeKeyPath("it's (1)*.npz")][i % 3]}`,
+        contentType,
+        // across seconds and midnight
+        now: new Date(start + i * 10),
+        expiresInSeconds: i % 7 ? 1800 : 60,
+      }
+    })
+    const presign = vi.spyOn(SignatureV4.prototype, 'presign')
+    try {
+      const got: string[] = []
+      for (const r of requests) got.push(await ours.presign(r)) // one at a time, so templates get reused
+      const smithyCalls = presign.mock.calls.length
+      presign.mockClear()
+      const want = await Promise.all(requests.map(reference))
+      expect(got).toEqual(want)
+      expect(new Set(got).size).toBe(requests.length)
+      // smithy signs the first URL of each shape in each second, the template the rest
+      const shapes = new Set(requests.map((r) => `${r.url.split('/', 3).join('/')} ${r.contentType} ${r.expiresInSeconds} ${Math.floor(r.now.getTime() / 1000)}`))
+      expect(smithyCalls).toBe(shapes.size)
+      expect(smithyCalls).toBeLessThan(requests.length / 2)
+    } finally {
+      presign.mockRestore()
+    }
+  })
+
+  it('leaves URLs with their own query or extra headers to smithy', async () => {
+    const options = { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'auto' }
+    const ours = createPresigner(options)
+    const presign = vi.spyOn(SignatureV4.prototype, 'presign')
+    try {
+      for (let i = 0; i < 3; i++) await ours.presign({ method: 'GET', url: `http://h/b/k${i}?x-id=GetObject`, now, expiresInSeconds: 60 })
+      for (let i = 0; i < 3; i++) await ours.presign({ method: 'PUT', url: `http://h/b/k${i}`, headers: { 'x-amz-meta-run': String(i) }, now, expiresInSeconds: 60 })
+      expect(presign).toHaveBeenCalledTimes(6)
+    } finally {
+      presign.mockRestore()
+    }
   })
 })
