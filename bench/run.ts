@@ -5,6 +5,7 @@ export {}
  */
 const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   ingest: () => import('./ingest.ts'),
+  presign: () => import('./presign.ts'),
   dialect: () => import('./dialect.ts'),
   rollup: () => import('./rollup.ts'),
   replay: () => import('./replay.ts'),

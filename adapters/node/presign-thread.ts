@@ -1,18 +1,18 @@
 /**
- * Presigning on a worker thread. Node serves HTTP on one thread, and signing
- * the three upload URLs of an open through @smithy/signature-v4 was about a
- * third of that thread's CPU per open + finalize pair, while the machine's
- * other core had time to spare. The jobs of one event-loop turn go to the
- * worker as one message and come back as one; the core inserts the episode
- * meanwhile (src/ingest/routes.ts), so an open waits for whichever of the two
- * is slower rather than for both in turn. Measured with bench/ingest's load,
- * 17 interleaved pairs against signing on the main thread (three runs): the
- * main thread's CPU per request fell 15-35%, requests/s rose 4-14% (run
- * medians) and request p99 was lower in 13 of the 17 pairs (medians 35.9 ->
- * 31.1, 31.4 -> 30.0, 32.7 -> 30.3 ms). The price is CPU elsewhere: a URL
- * costs the worker ~1.5x what it cost the main thread (its own isolate and
- * GC, a contended core), plus ~10 µs of messaging on the main thread, so the
- * whole process uses about as much or up to ~15% more CPU per request.
+ * Presigning on a worker thread. Node serves HTTP on one thread; signing an
+ * open's three upload URLs is work that thread can hand off. The jobs of one
+ * event-loop turn go to the worker as one message and come back as one; the
+ * core inserts the episode meanwhile (src/ingest/routes.ts), so an open waits
+ * for whichever of the two is slower rather than for both in turn.
+ *
+ * Measured with bench/ingest's load on two cores, 8 interleaved pairs against
+ * signing on the main thread (with smithy's canonical request reused per
+ * second, ~10 µs a URL): the main thread's CPU per request 137 instead of
+ * 163 µs, the whole process's 184 instead of 174 µs (a URL costs more on the
+ * worker, plus the messages), request p99 the same within the noise. Before
+ * that reuse, when a URL cost ~27 µs, 17 pairs showed the main thread 15-35%
+ * lighter, requests/s 4-14% higher and p99 lower in 13 of 17. With cores to
+ * spare, the main thread's headroom is what serves more requests.
  *
  * Nothing is lost when the worker is not there: if it cannot start, or exits,
  * every job it held and every later one is signed on the main thread by the
