@@ -78,14 +78,15 @@ export interface CpuPerRequest {
  * used meanwhile by the number of requests it reports.
  */
 export async function measureCpu<T>(serverPid: number | undefined, phase: () => Promise<T>, requestsOf: (result: T) => number): Promise<{ result: T; cpu: CpuPerRequest }> {
-  const server0 = serverPid === undefined ? undefined : processCpuMicros(serverPid)
-  const main0 = serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid)
-  const postgres0 = postgresCpuMicros()
+  const read = () => ({
+    server: serverPid === undefined ? undefined : processCpuMicros(serverPid),
+    main: serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid),
+    postgres: postgresCpuMicros(),
+  })
+  const before = read()
   const result = await phase()
-  const server1 = serverPid === undefined ? undefined : processCpuMicros(serverPid)
-  const main1 = serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid)
-  const postgres1 = postgresCpuMicros()
+  const after = read()
   const requests = requestsOf(result)
   const per = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b < a || !requests ? undefined : (b - a) / requests)
-  return { result, cpu: { server: per(server0, server1), main: per(main0, main1), postgres: per(postgres0, postgres1) } }
+  return { result, cpu: { server: per(before.server, after.server), main: per(before.main, after.main), postgres: per(before.postgres, after.postgres) } }
 }

@@ -18,11 +18,9 @@ import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app
 import type { EpisodicConfig } from '../../src/config.ts'
 import { listenForRevocations } from '../../src/db/notify.ts'
 import { openDatabase } from '../../src/db/open.ts'
-import { createLocalStorage } from '../../src/storage/local.ts'
-import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
 import { createDiskFiles } from './files.ts'
-import { presignOnThread, type ThreadedStorage } from './presign-thread.ts'
+import { presignOnThread, storageFromSpec, type SigningSpec, type ThreadedStorage } from './presign-thread.ts'
 import { NodeSha256 } from './sha256.ts'
 
 export { createDiskFiles, NodeSha256, presignOnThread }
@@ -49,7 +47,7 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
   const db = overrides.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db') }))
   // The store the config names is the app's to close; one passed in stays the caller's.
   const ownStorage = overrides.storage === undefined ? nodeStorage(config, options.presignThread ?? true) : null
-  const storage = overrides.storage !== undefined ? overrides.storage : ownStorage
+  const storage = overrides.storage ?? ownStorage
   const app = createApp({
     sha256: NodeSha256,
     // One INSERT / UPDATE for the opens and finalizes read in one turn.
@@ -77,14 +75,13 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
 function nodeStorage(config: EpisodicConfig, onThread: boolean): (ObjectStorage & Partial<Pick<ThreadedStorage, 'close'>>) | null {
   const storage = config.storage
   if (storage.kind === 'none') return null
+  const spec: SigningSpec = storage.kind === 's3'
+    ? { kind: 's3', s3: storage.s3 }
+    : { kind: 'local', secret: storage.secret ?? fileSecret(config.dataDir, 'storage.secret') }
+  const store = storageFromSpec(spec, createDiskFiles(join(config.dataDir, 'objects')))
+  if (!onThread) return store
   const onWorkerError = (error: unknown) => console.error('episodic: the presign worker failed; signing on the main thread from now on', error)
-  if (storage.kind === 's3') {
-    const s3 = createS3Storage({ ...storage.s3, sha256: NodeSha256 })
-    return onThread ? presignOnThread(s3, { kind: 's3', s3: storage.s3 }, { onWorkerError }) : s3
-  }
-  const secret = storage.secret ?? fileSecret(config.dataDir, 'storage.secret')
-  const local = createLocalStorage({ files: createDiskFiles(join(config.dataDir, 'objects')), secret, sha256: NodeSha256 })
-  return onThread ? presignOnThread(local, { kind: 'local', secret }, { onWorkerError }) : local
+  return presignOnThread(store, spec, { onWorkerError })
 }
 
 /**

@@ -26,8 +26,10 @@
  */
 import { setImmediate } from 'node:timers'
 import { Worker } from 'node:worker_threads'
-import type { S3StorageOptions } from '../../src/storage/s3.ts'
-import type { ObjectStorage, PresignInput, SignedUrl } from '../../src/storage/types.ts'
+import { createLocalStorage } from '../../src/storage/local.ts'
+import { createS3Storage, type S3StorageOptions } from '../../src/storage/s3.ts'
+import type { BlobFiles, ObjectStorage, PresignInput, SignedUrl } from '../../src/storage/types.ts'
+import { NodeSha256 } from './sha256.ts'
 
 /** What the worker needs to build the same signer (structured-cloneable: no functions). */
 export type SigningSpec = { kind: 's3'; s3: Omit<S3StorageOptions, 'sha256'> } | { kind: 'local'; secret: string; region?: string }
@@ -55,6 +57,12 @@ export interface PresignThreadOptions {
   onWorkerError?: (error: unknown) => void
   /** The worker module; default ./presign-worker (.ts from source, .js when built). */
   workerUrl?: URL
+}
+
+/** The store a spec describes, hashing with node:crypto: the adapter's, and the worker's own copy (with no files). */
+export function storageFromSpec(spec: SigningSpec, files: BlobFiles): ObjectStorage {
+  if (spec.kind === 's3') return createS3Storage({ ...spec.s3, sha256: NodeSha256 })
+  return createLocalStorage({ files, secret: spec.secret, region: spec.region, sha256: NodeSha256 })
 }
 
 /** Signs one job with `storage`: the worker's work, and the main thread's when the worker is gone. */

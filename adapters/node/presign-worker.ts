@@ -5,21 +5,13 @@
  * message.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { createLocalStorage } from '../../src/storage/local.ts'
-import { createS3Storage } from '../../src/storage/s3.ts'
 import type { BlobFiles, ObjectStorage } from '../../src/storage/types.ts'
-import { signJob, type PresignAnswer, type PresignJob, type SigningSpec } from './presign-thread.ts'
-import { NodeSha256 } from './sha256.ts'
+import { signJob, storageFromSpec, type PresignAnswer, type PresignJob, type SigningSpec } from './presign-thread.ts'
 
 /** Presigning never reads or writes objects; the worker has no files to give. */
 const NO_FILES: BlobFiles = {
   put: () => Promise.reject(new Error('presign worker: no object files here')),
   get: () => Promise.reject(new Error('presign worker: no object files here')),
-}
-
-function signerOf(spec: SigningSpec): ObjectStorage {
-  if (spec.kind === 's3') return createS3Storage({ ...spec.s3, sha256: NodeSha256 })
-  return createLocalStorage({ files: NO_FILES, secret: spec.secret, region: spec.region, sha256: NodeSha256 })
 }
 
 async function answer(storage: ObjectStorage, job: PresignJob): Promise<PresignAnswer> {
@@ -33,7 +25,7 @@ async function answer(storage: ObjectStorage, job: PresignJob): Promise<PresignA
 
 const port = parentPort
 if (port) {
-  const storage = signerOf(workerData as SigningSpec)
+  const storage = storageFromSpec(workerData as SigningSpec, NO_FILES)
   port.on('message', async (jobs: PresignJob[]) => {
     port.postMessage(await Promise.all(jobs.map((job) => answer(storage, job))))
   })

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { Sha256 } from '@aws-crypto/sha256-js'
-import { SignatureV4, getCanonicalQuery } from '@smithy/signature-v4'
+import { SignatureV4 } from '@smithy/signature-v4'
+import { bareSmithy, urlOfSigned, type BareRequest } from '../../test/helpers/smithy.ts'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
 import { createPresigner, parseQuery } from './sigv4.ts'
 import { verifyPresigned } from './sigv4-verify.ts'
@@ -87,21 +88,9 @@ describe('presigner fast path', () => {
 
   it('signs from templates exactly as a bare smithy signer, and calls smithy once per shape and second', async () => {
     const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' }
-    const bare = new SignatureV4({ credentials, region: 'auto', service: 's3', sha256: Sha256, uriEscapePath: false, applyChecksum: false })
     // What smithy alone makes of a request: no wrapped methods, no templates.
-    const reference = async (r: { method: string; url: string; contentType?: string; now: Date; expiresInSeconds: number }) => {
-      const [, protocol, authority, path] = /^(\w+:)\/\/([^/]+)(.*)$/.exec(r.url)!
-      const url = { protocol: protocol!, host: authority!.toLowerCase(), authority: authority!, pathname: path! }
-      const headers: Record<string, string> = { host: url.host }
-      if (r.contentType !== undefined) headers['content-type'] = r.contentType
-      const signedNames = new Set(Object.keys(headers))
-      const signed = await bare.presign(
-        { method: r.method, protocol: url.protocol, hostname: url.host, path: url.pathname, query: {}, headers: { ...headers, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
-        { signingDate: r.now, expiresIn: r.expiresInSeconds, signableHeaders: signedNames, unsignableHeaders: new Set(['x-amz-content-sha256']), unhoistableHeaders: new Set([...signedNames, 'x-amz-content-sha256']) },
-      )
-      const { ['X-Amz-Signature']: signature, ...rest } = signed.query as Record<string, string>
-      return `${url.protocol}//${url.authority}${url.pathname}?${getCanonicalQuery({ ...signed, query: rest })}&X-Amz-Signature=${signature}`
-    }
+    const bare = bareSmithy(credentials, Sha256)
+    const reference = async (r: BareRequest) => urlOfSigned(r, await bare(r))
     const ours = createPresigner({ ...credentials, region: 'auto' })
     const types = [undefined, 'video/mp4', 'application/octet-stream', 'text/plain; charset=utf-8', '  spaced   out  ']
     const hosts = ['https://acct.r2.cloudflarestorage.com/bucket', 'http://127.0.0.1:8787/storage', 'http://LOCALHOST:9000/b']

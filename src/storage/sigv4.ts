@@ -86,12 +86,13 @@ export function createPresigner(options: PresignerOptions): Presigner {
   const { accessKeyId, secretAccessKey, region } = options
   const service = options.service ?? 's3'
   const escapesPath = options.uriEscapePath ?? service !== 's3'
+  const Hash = options.sha256 ?? Sha256
   const signer = new SignatureV4({
     credentials: { accessKeyId, secretAccessKey },
     region,
     service,
     // Structurally a smithy HashConstructor; the cast only bridges the two type packages.
-    sha256: (options.sha256 ?? Sha256) as unknown as ConstructorParameters<typeof SignatureV4>[0]['sha256'],
+    sha256: Hash as unknown as ConstructorParameters<typeof SignatureV4>[0]['sha256'],
     uriEscapePath: escapesPath,
     applyChecksum: false,
   })
@@ -99,7 +100,6 @@ export function createPresigner(options: PresignerOptions): Presigner {
   const fast = fastenSigner(signer, { accessKeyId, secretAccessKey }, region, service)
   // Shape of URL -> smithy's canonical request for one second (see `Template`).
   const templates = new Map<string, Template>()
-  const Hash = options.sha256 ?? Sha256
 
   async function presign(input: PresignRequest): Promise<string> {
     const { expiresInSeconds } = input
