@@ -24,12 +24,10 @@ export const webRandom: Random = {
   uuid: () => crypto.randomUUID(),
 }
 
-const encoder = new TextEncoder()
-
-/** Lowercase hex SHA-256 of a UTF-8 string. */
+/** Lowercase hex SHA-256 of a UTF-8 string (both hashes encode the string themselves, without a copy here). */
 export async function sha256Hex(Sha256: Sha256Ctor, text: string): Promise<string> {
   const hash = new Sha256()
-  hash.update(encoder.encode(text))
+  hash.update(text)
   return toHex(await hash.digest())
 }
 

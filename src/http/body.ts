@@ -13,6 +13,9 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024
 /** JSON nesting allowed in a body (PostgreSQL's jsonb has a stack limit). */
 export const MAX_JSON_DEPTH = 64
 
+/** Stateless between calls (no `stream` option), so one serves every request. */
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
 /** Reads the body as text, refusing more than `limit` bytes without buffering past it. */
 export async function readBodyText(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('content-length')
@@ -26,7 +29,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     bytes = await readCapped(request, limit)
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return utf8.decode(bytes)
   } catch {
     throw new EpisodicError('invalid', 'body is not valid UTF-8')
   }
