@@ -28,6 +28,13 @@ export type { PresignThreadOptions, SigningSpec, ThreadedStorage } from './presi
 
 export interface NodeApp {
   app: EpisodicApp
+  /**
+   * Starts what would otherwise start with the first request (the presign
+   * worker) and resolves once it is up, so that request does not wait ~0.3 s
+   * for it and a worker that cannot start is reported at startup. Optional:
+   * without it everything starts on demand. Never rejects.
+   */
+  warm(): Promise<void>
   close(): Promise<void>
 }
 
@@ -64,6 +71,9 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     : undefined
   return {
     app,
+    warm: async () => {
+      await ownStorage?.warm?.()
+    },
     async close() {
       await stopListening?.()
       await ownStorage?.close?.()
@@ -72,7 +82,7 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
   }
 }
 
-function nodeStorage(config: EpisodicConfig, onThread: boolean): (ObjectStorage & Partial<Pick<ThreadedStorage, 'close'>>) | null {
+function nodeStorage(config: EpisodicConfig, onThread: boolean): (ObjectStorage & Partial<Pick<ThreadedStorage, 'warm' | 'close'>>) | null {
   const storage = config.storage
   if (storage.kind === 'none') return null
   const spec: SigningSpec = storage.kind === 's3'

@@ -94,6 +94,45 @@ describe('presignOnThread', () => {
     expect(String(errors[0])).toContain('exited with code 3')
   })
 
+  it('warm() starts the worker before any job: it resolves once the worker answers, and the worker signs', async () => {
+    const local = createLocalStorage({ files: FILES, secret: 's3cret', sha256: NodeSha256 })
+    // A worker that counts the batches it gets and answers the way the real one does.
+    const counting = workerModule(
+      'counting.mjs',
+      "import { parentPort } from 'node:worker_threads'\nlet batches = 0\n" +
+        "const answer = (jobs, n) => parentPort.postMessage(jobs.map((job) => ({ id: job.id, url: 'signed-by-worker/' + n + '/' + job.key, expiresAt: 0 })))\n" +
+        // The first batch is answered late, as a worker still loading would.
+        "parentPort.on('message', (jobs) => { const n = ++batches; if (n === 1) setTimeout(() => answer(jobs, n), 150); else answer(jobs, n) })\n",
+    )
+    const storage = threaded(local, { kind: 'local', secret: 's3cret' }, { workerUrl: counting })
+    const started = performance.now()
+    await storage.warm()
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140) // it waited for the answer
+    await storage.warm() // again: one more empty batch, nothing else
+    // The job is the worker's third batch: the two warm-ups came first, and it waited for no start.
+    expect((await storage.presignPut(jobs(1)[0]!)).url).toBe('signed-by-worker/3/c1/e0/video.mp4')
+    expect(workerErrors).toEqual([])
+  })
+
+  it('warm() reports a worker that cannot start at once, resolves, and leaves signing on the main thread', async () => {
+    const local = createLocalStorage({ files: FILES, secret: 's3cret', sha256: NodeSha256 })
+    const errors: unknown[] = []
+    const storage = threaded(local, { kind: 'local', secret: 's3cret' }, { workerUrl: pathToFileURL(join(dir, 'missing.mjs')), onWorkerError: (e) => errors.push(e) })
+    await storage.warm()
+    expect(errors).toHaveLength(1) // before any job was asked for
+    expect(await storage.presignPut(jobs(1)[0]!)).toEqual(await local.presignPut(jobs(1)[0]!))
+    await storage.warm() // already on the main thread: resolves at once
+    expect(errors).toHaveLength(1)
+  })
+
+  it('warm() with the real worker: the first job after it is signed by the worker', async () => {
+    const local = createLocalStorage({ files: FILES, secret: 's3cret', sha256: NodeSha256 })
+    const storage = threaded(local, { kind: 'local', secret: 's3cret' })
+    await storage.warm()
+    expect(await storage.presignPut(jobs(1)[0]!)).toEqual(await local.presignPut(jobs(1)[0]!))
+    expect(workerErrors).toEqual([])
+  })
+
   it('after close, signs on the main thread and never restarts the worker', async () => {
     const local = createLocalStorage({ files: FILES, secret: 's3cret', sha256: NodeSha256 })
     const errors: unknown[] = []

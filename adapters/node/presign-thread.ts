@@ -49,6 +49,12 @@ export type PresignAnswer = { id: number; url: string; expiresAt: number } | { i
 
 /** An `ObjectStorage` that presigns on a worker thread; `close()` stops the worker. */
 export interface ThreadedStorage extends ObjectStorage {
+  /**
+   * Starts the worker now instead of at the first job, resolving once it has
+   * loaded and answered (~0.3 s) or has failed (reported through
+   * `onWorkerError`; signing then stays on the main thread). Never rejects.
+   */
+  warm(): Promise<void>
   close(): Promise<void>
 }
 
@@ -88,6 +94,11 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
   let worker: Worker | undefined
   /** Once the worker has failed or been closed, everything is signed here. */
   let onMainThread = false
+  /** `warm()` calls waiting for the worker's first answer (or its failure). */
+  const warming: (() => void)[] = []
+  const warmed = () => {
+    for (const done of warming.splice(0)) done()
+  }
 
   /** Signs everything the worker held (or was about to get) on this thread. */
   function fallBack(error?: unknown): void {
@@ -95,6 +106,7 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     onMainThread = true
     worker = undefined
     queue = []
+    warmed()
     for (const [id, { job, resolve, reject }] of waiting) {
       waiting.delete(id)
       signJob(storage, job).then(resolve, reject)
@@ -105,6 +117,7 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     const started = spawnWorker(options.workerUrl ?? defaultWorkerUrl(), spec)
     started.unref() // an idle worker never keeps the process alive
     started.on('message', (answers: PresignAnswer[]) => {
+      warmed()
       for (const answer of answers) {
         const entry = waiting.get(answer.id)
         if (!entry) continue
@@ -154,6 +167,18 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     presignGet: (input) => submit(jobOf(input)),
     publicUrl: (key) => storage.publicUrl(key),
     ...(storage.handle ? { handle: storage.handle.bind(storage) } : {}),
+    warm() {
+      if (onMainThread) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        warming.push(resolve)
+        try {
+          // An empty batch: the worker answers it with an empty one once loaded.
+          ;(worker ??= start()).postMessage([])
+        } catch (error) {
+          fallBack(error)
+        }
+      })
+    },
     async close() {
       const running = worker
       fallBack()

@@ -16,7 +16,8 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw configError(`--port must be a port number (got "${flags.port}")`)
   const host = flags.host ?? config.host
 
-  const { app, close } = await createNodeApp(config)
+  const { app, warm, close } = await createNodeApp(config)
+  await warm()
   const server = await serveNode(app, { port, host })
   const embedded = !config.databaseUrl
   const control = embedded
