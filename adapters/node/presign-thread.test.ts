@@ -45,8 +45,11 @@ describe('presignOnThread', () => {
     const local = createLocalStorage({ files: FILES, secret: 's3cret', sha256: NodeSha256 })
     const storage = threaded(local, { kind: 'local', secret: 's3cret' })
     // One turn's worth of jobs: they travel to the worker as one batch.
-    const puts = await Promise.all(jobs(40).map((job) => storage.presignPut(job)))
-    const get = await storage.presignGet({ key: 'c1/e0/video.mp4', now: NOW, expiresInSeconds: 900, origin: 'http://127.0.0.1:8787' })
+    // A GET in the same batch as the PUTs: its job carries no content type.
+    const [get, ...puts] = await Promise.all([
+      storage.presignGet({ key: 'c1/e0/video.mp4', now: NOW, expiresInSeconds: 900, origin: 'http://127.0.0.1:8787' }),
+      ...jobs(40).map((job) => storage.presignPut(job)),
+    ])
     for (const [i, job] of jobs(40).entries()) expect(puts[i]).toEqual(await local.presignPut(job))
     expect(get).toEqual(await local.presignGet({ key: 'c1/e0/video.mp4', now: NOW, expiresInSeconds: 900, origin: 'http://127.0.0.1:8787' }))
     expect(workerErrors).toEqual([]) // signed by the worker, not by the fallback
@@ -100,9 +103,9 @@ describe('presignOnThread', () => {
     const counting = workerModule(
       'counting.mjs',
       "import { parentPort } from 'node:worker_threads'\nlet batches = 0\n" +
-        "const answer = (jobs, n) => parentPort.postMessage(jobs.map((job) => ({ id: job.id, url: 'signed-by-worker/' + n + '/' + job.key, expiresAt: 0 })))\n" +
+        "const answer = (batch, n) => parentPort.postMessage({ id: batch.id, urls: batch.keys.map((key) => 'signed-by-worker/' + n + '/' + key), expiresAt: batch.keys.map(() => 0), errors: null })\n" +
         // The first batch is answered late, as a worker still loading would.
-        "parentPort.on('message', (jobs) => { const n = ++batches; if (n === 1) setTimeout(() => answer(jobs, n), 150); else answer(jobs, n) })\n",
+        "parentPort.on('message', (batch) => { const n = ++batches; if (n === 1) setTimeout(() => answer(batch, n), 150); else answer(batch, n) })\n",
     )
     const storage = threaded(local, { kind: 'local', secret: 's3cret' }, { workerUrl: counting })
     const started = performance.now()

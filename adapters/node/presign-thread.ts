@@ -36,7 +36,6 @@ export type SigningSpec = { kind: 's3'; s3: Omit<S3StorageOptions, 'sha256'> } |
 
 /** One URL to sign; `contentType` present means a PUT, absent a GET. */
 export interface PresignJob {
-  id: number
   key: string
   contentType?: string
   now: number
@@ -44,8 +43,54 @@ export interface PresignJob {
   origin: string
 }
 
-/** The worker's reply to one job. */
-export type PresignAnswer = { id: number; url: string; expiresAt: number } | { id: number; error: string }
+/**
+ * One turn's jobs on their way to the worker, as parallel arrays: cloning a
+ * few arrays of strings and numbers costs about half what an object per job
+ * does (measured there and back: ~2 against ~4-6 µs a URL).
+ */
+export interface PresignBatch {
+  id: number
+  keys: string[]
+  /** A PUT's content type; null for a GET. */
+  contentTypes: (string | null)[]
+  now: number[]
+  expiresInSeconds: number[]
+  origins: string[]
+}
+
+/** The worker's reply to a batch: entry `i` answers job `i`. */
+export interface PresignReply {
+  id: number
+  /** '' where the job failed. */
+  urls: string[]
+  expiresAt: number[]
+  /** Null when every job was signed; else each failed job's message at its index. */
+  errors: (string | null)[] | null
+}
+
+/** A batch of `jobs` for the wire. */
+export function batchOf(id: number, jobs: readonly PresignJob[]): PresignBatch {
+  const batch: PresignBatch = { id, keys: [], contentTypes: [], now: [], expiresInSeconds: [], origins: [] }
+  for (const job of jobs) {
+    batch.keys.push(job.key)
+    batch.contentTypes.push(job.contentType ?? null)
+    batch.now.push(job.now)
+    batch.expiresInSeconds.push(job.expiresInSeconds)
+    batch.origins.push(job.origin)
+  }
+  return batch
+}
+
+/** The jobs of a batch off the wire. */
+export function jobsOf(batch: PresignBatch): PresignJob[] {
+  return batch.keys.map((key, i) => ({
+    key,
+    contentType: batch.contentTypes[i] ?? undefined,
+    now: batch.now[i]!,
+    expiresInSeconds: batch.expiresInSeconds[i]!,
+    origin: batch.origins[i]!,
+  }))
+}
 
 /** An `ObjectStorage` that presigns on a worker thread; `close()` stops the worker. */
 export interface ThreadedStorage extends ObjectStorage {
@@ -73,8 +118,11 @@ export function storageFromSpec(spec: SigningSpec, files: BlobFiles): ObjectStor
 
 /** Signs one job with `storage`: the worker's work, and the main thread's when the worker is gone. */
 export function signJob(storage: ObjectStorage, job: PresignJob): Promise<SignedUrl> {
-  const input = { key: job.key, now: new Date(job.now), expiresInSeconds: job.expiresInSeconds, origin: job.origin }
-  return job.contentType === undefined ? storage.presignGet(input) : storage.presignPut({ ...input, contentType: job.contentType })
+  const { key, contentType, expiresInSeconds, origin } = job
+  const now = new Date(job.now)
+  return contentType === undefined
+    ? storage.presignGet({ key, now, expiresInSeconds, origin })
+    : storage.presignPut({ key, contentType, now, expiresInSeconds, origin })
 }
 
 interface Waiting {
@@ -88,9 +136,11 @@ interface Waiting {
  * same signer from `spec`. The worker starts with the first job.
  */
 export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, options: PresignThreadOptions = {}): ThreadedStorage {
-  const waiting = new Map<number, Waiting>()
-  let queue: PresignJob[] = []
-  let nextId = 0
+  /** Batches at the worker, by id. */
+  const sent = new Map<number, Waiting[]>()
+  /** Jobs of this turn, not sent yet. */
+  let queue: Waiting[] = []
+  let nextBatch = 0
   let worker: Worker | undefined
   /** Once the worker has failed or been closed, everything is signed here. */
   let onMainThread = false
@@ -105,25 +155,25 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     if (!onMainThread && error !== undefined) options.onWorkerError?.(error)
     onMainThread = true
     worker = undefined
-    queue = []
     warmed()
-    for (const [id, { job, resolve, reject }] of waiting) {
-      waiting.delete(id)
-      signJob(storage, job).then(resolve, reject)
-    }
+    const held = [...[...sent.values()].flat(), ...queue]
+    sent.clear()
+    queue = []
+    for (const { job, resolve, reject } of held) signJob(storage, job).then(resolve, reject)
   }
 
   function start(): Worker {
     const started = spawnWorker(options.workerUrl ?? defaultWorkerUrl(), spec)
     started.unref() // an idle worker never keeps the process alive
-    started.on('message', (answers: PresignAnswer[]) => {
+    started.on('message', (reply: PresignReply) => {
       warmed()
-      for (const answer of answers) {
-        const entry = waiting.get(answer.id)
-        if (!entry) continue
-        waiting.delete(answer.id)
-        if ('error' in answer) entry.reject(new Error(answer.error))
-        else entry.resolve({ url: answer.url, expiresAt: new Date(answer.expiresAt) })
+      const entries = sent.get(reply.id)
+      if (!entries) return // a warm-up batch
+      sent.delete(reply.id)
+      for (let i = 0; i < entries.length; i++) {
+        const error = reply.errors?.[i]
+        if (typeof error === 'string') entries[i]!.reject(new Error(error))
+        else entries[i]!.resolve({ url: reply.urls[i]!, expiresAt: new Date(reply.expiresAt[i]!) })
       }
     })
     started.on('error', (error) => fallBack(error))
@@ -133,28 +183,32 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
     return started
   }
 
-  function flush(): void {
-    const jobs = queue
-    queue = []
-    if (!jobs.length || onMainThread) return
+  /** Sends `entries` as one batch (none: a warm-up the worker answers once loaded). */
+  function send(entries: Waiting[]): void {
+    const id = nextBatch++
+    if (entries.length) sent.set(id, entries)
     try {
-      ;(worker ??= start()).postMessage(jobs)
+      ;(worker ??= start()).postMessage(batchOf(id, entries.map((entry) => entry.job)))
     } catch (error) {
       fallBack(error)
     }
   }
 
+  function flush(): void {
+    const entries = queue
+    queue = []
+    if (entries.length) send(entries) // none when the worker failed meanwhile: fallBack signed them
+  }
+
   function submit(job: PresignJob): Promise<SignedUrl> {
     if (onMainThread) return signJob(storage, job)
     return new Promise((resolve, reject) => {
-      waiting.set(job.id, { job, resolve, reject })
       if (!queue.length) setImmediate(flush)
-      queue.push(job)
+      queue.push({ job, resolve, reject })
     })
   }
 
   const jobOf = (input: PresignInput, contentType?: string): PresignJob => ({
-    id: nextId++,
     key: input.key,
     contentType,
     now: input.now.getTime(),
@@ -171,12 +225,7 @@ export function presignOnThread(storage: ObjectStorage, spec: SigningSpec, optio
       if (onMainThread) return Promise.resolve()
       return new Promise<void>((resolve) => {
         warming.push(resolve)
-        try {
-          // An empty batch: the worker answers it with an empty one once loaded.
-          ;(worker ??= start()).postMessage([])
-        } catch (error) {
-          fallBack(error)
-        }
+        send([])
       })
     },
     async close() {

@@ -5,8 +5,8 @@
  * message.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import type { BlobFiles, ObjectStorage } from '../../src/storage/types.ts'
-import { signJob, storageFromSpec, type PresignAnswer, type PresignJob, type SigningSpec } from './presign-thread.ts'
+import type { BlobFiles } from '../../src/storage/types.ts'
+import { jobsOf, signJob, storageFromSpec, type PresignBatch, type PresignReply, type SigningSpec } from './presign-thread.ts'
 
 /** Presigning never reads or writes objects; the worker has no files to give. */
 const NO_FILES: BlobFiles = {
@@ -14,19 +14,24 @@ const NO_FILES: BlobFiles = {
   get: () => Promise.reject(new Error('presign worker: no object files here')),
 }
 
-async function answer(storage: ObjectStorage, job: PresignJob): Promise<PresignAnswer> {
-  try {
-    const signed = await signJob(storage, job)
-    return { id: job.id, url: signed.url, expiresAt: signed.expiresAt.getTime() }
-  } catch (error) {
-    return { id: job.id, error: error instanceof Error ? error.message : String(error) }
-  }
-}
-
 const port = parentPort
 if (port) {
   const storage = storageFromSpec(workerData as SigningSpec, NO_FILES)
-  port.on('message', async (jobs: PresignJob[]) => {
-    port.postMessage(await Promise.all(jobs.map((job) => answer(storage, job))))
+  port.on('message', async (batch: PresignBatch) => {
+    const jobs = jobsOf(batch)
+    const settled = await Promise.allSettled(jobs.map((job) => signJob(storage, job)))
+    const reply: PresignReply = { id: batch.id, urls: [], expiresAt: [], errors: null }
+    settled.forEach((result, i) => {
+      if (result.status === 'fulfilled') {
+        reply.urls.push(result.value.url)
+        reply.expiresAt.push(result.value.expiresAt.getTime())
+        return
+      }
+      reply.errors ??= jobs.map(() => null)
+      reply.errors[i] = result.reason instanceof Error ? result.reason.message : String(result.reason)
+      reply.urls.push('')
+      reply.expiresAt.push(0)
+    })
+    port.postMessage(reply)
   })
 }

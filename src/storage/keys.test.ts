@@ -34,4 +34,20 @@ describe('isSafeKey', () => {
     expect(isSafeKey('c1/e1/video.mp4')).toBe(true)
     for (const key of ['', '../x', 'a/../b', 'a//b', './a', 'a\\b', 'a\u0000b', 'x'.repeat(1025)]) expect(isSafeKey(key)).toBe(false)
   })
+
+  it('agrees with the plain rule (split on /, no empty, . or .. segment, no \\ or control character) on random keys', () => {
+    const plain = (key: string) =>
+      key.length > 0 && key.length <= 1024 && !/[\\\u0000-\u001f\u007f]/.test(key) && key.split('/').every((s) => s !== '' && s !== '.' && s !== '..')
+    const alphabet = ['a', 'Z', '0', '.', '.', '/', '/', '-', '_', ' ', '\\', '\u0000', '\u001f', '\u007f', '\u0080', 'é', '🤖']
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    let safe = 0
+    for (let n = 0; n < 20_000; n++) {
+      const key = Array.from({ length: Math.floor(next() * 9) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('')
+      expect(isSafeKey(key), JSON.stringify(key)).toBe(plain(key))
+      if (plain(key)) safe++
+    }
+    expect(safe).toBeGreaterThan(1_000) // both outcomes were exercised
+    for (const key of ['.', '..', '...', 'a/.', 'a/..', 'a/...', '.a/..b', '/', 'a/', '/a', 'x'.repeat(1024)]) expect(isSafeKey(key), key).toBe(plain(key))
+  })
 })

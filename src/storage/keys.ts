@@ -33,6 +33,20 @@ export function encodeKeyPath(key: string): string {
  */
 export function isSafeKey(key: string): boolean {
   if (key.length === 0 || key.length > 1024) return false
-  if (/[\\\u0000-\u001f\u007f]/.test(key)) return false
-  return key.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..')
+  // One pass, no split: every upload URL checks its key (~1 µs saved a URL).
+  let start = 0
+  for (let i = 0; i <= key.length; i++) {
+    const c = i === key.length ? SLASH : key.charCodeAt(i)
+    if (c < 0x20 || c === 0x7f || c === BACKSLASH) return false
+    if (c !== SLASH) continue
+    const length = i - start
+    if (length === 0) return false
+    if (length <= 2 && key.charCodeAt(start) === DOT && (length === 1 || key.charCodeAt(start + 1) === DOT)) return false
+    start = i + 1
+  }
+  return true
 }
+
+const SLASH = 0x2f
+const BACKSLASH = 0x5c
+const DOT = 0x2e
