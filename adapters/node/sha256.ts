@@ -8,7 +8,9 @@
  * @example
  * const storage = createS3Storage({ ...s3, sha256: NodeSha256 })
  */
+import * as nodeCrypto from 'node:crypto'
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto'
+import type { Sha256OneShot } from '../../src/crypto.ts'
 
 type SourceData = string | ArrayBuffer | ArrayBufferView
 
@@ -18,8 +20,29 @@ function toBytes(data: SourceData): Uint8Array | string {
   return new Uint8Array(data)
 }
 
+type OneShotHash = (algorithm: string, data: string, encoding: 'hex') => string
+
+/**
+ * node:crypto's one-shot forms. `crypto.hash` (Node 20.12+, Bun, Deno) skips
+ * the Hash object: ~0.8 against ~1.4 µs for a canonical request here; where
+ * it is missing (Workers' node:crypto) a Hash object does the same.
+ */
+export function nodeOneShot(hash: OneShotHash | undefined): Sha256OneShot {
+  return {
+    hex: typeof hash === 'function' ? (data) => hash('sha256', data, 'hex') : (data) => createHash('sha256').update(data).digest('hex'),
+    hmacHex(key) {
+      const secret = Buffer.from(key) // a copy: the caller's bytes may change later
+      return (data) => createHmac('sha256', secret).update(data).digest('hex')
+    },
+  }
+}
+
 /** `Sha256Ctor` over node:crypto: a hash without a secret, an HMAC with one. */
 export class NodeSha256 {
+  /** The synchronous one-shot forms the core's presigner and key hashing use when present. */
+  // Read off the namespace, so a runtime without `hash` still loads this module.
+  static readonly oneShot: Sha256OneShot = nodeOneShot((nodeCrypto as { hash?: OneShotHash }).hash)
+
   private hash!: Hash | Hmac
   private readonly secret: Uint8Array | string | undefined
 

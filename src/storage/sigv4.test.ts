@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
 import { Sha256 } from '@aws-crypto/sha256-js'
 import { SignatureV4 } from '@smithy/signature-v4'
+import { NodeSha256 } from '../../adapters/node/sha256.ts'
+import type { Sha256Ctor } from '../crypto.ts'
 import { bareSmithy, urlOfSigned, type BareRequest } from '../../test/helpers/smithy.ts'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
 import { createPresigner, parseQuery } from './sigv4.ts'
@@ -67,31 +69,51 @@ describe('presigner fast path', () => {
     expect(typeof proto.createCanonicalRequest).toBe('function')
   })
 
-  it('signs across days and interleaved calls exactly as a fresh presigner does', async () => {
-    const options = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', region: 'auto' }
+  // Both ways a template URL is signed: hash objects (sha256-js, WebCrypto-free
+  // runtimes) and one-shot calls (node:crypto's `oneShot`).
+  const hashes: [string, Sha256Ctor][] = [['sha256-js objects', Sha256 as unknown as Sha256Ctor], ['node:crypto one-shot', NodeSha256]]
+
+  it.each(hashes)('signs across days and interleaved calls exactly as a fresh presigner does (%s)', async (_, sha256) => {
+    const options = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', region: 'auto', sha256 }
     const shared = createPresigner(options)
     const request = (day: number, i: number) => ({
       method: 'PUT',
-      url: `https://example.r2.cloudflarestorage.com/bucket/c1/e${i}/video.mp4?x-id=${i}`,
+      // odd ones with a query of their own (smithy signs them), even ones from a template
+      url: `https://example.r2.cloudflarestorage.com/bucket/c1/e${i}/video.mp4${i % 2 ? `?x-id=${i}` : ''}`,
       contentType: i % 2 ? 'video/mp4' : 'application/octet-stream',
       now: new Date(Date.UTC(2026, 10, day, 23, 59, 59)),
       expiresInSeconds: 1800,
     })
     // more days than the per-presigner key cache holds, signed concurrently, then revisited
     const days = [20, 21, 22, 23, 24, 25, 20, 22]
-    const requests = days.flatMap((day) => [0, 1, 2].map((i) => request(day, i)))
+    const requests = days.flatMap((day) => [0, 1, 2, 3].map((i) => request(day, i)))
     const ours = await Promise.all(requests.map((r) => shared.presign(r)))
-    const fresh = await Promise.all(requests.map((r) => createPresigner(options).presign(r)))
+    const fresh = await Promise.all(requests.map((r) => createPresigner({ ...options, sha256: Sha256 }).presign(r)))
     expect(ours).toEqual(fresh)
-    expect(new Set(ours).size).toBe(6 * 3)
+    // one at a time, the even URLs of a day after the first come from its template
+    const sequential: string[] = []
+    for (const r of requests) sequential.push(await shared.presign(r))
+    expect(sequential).toEqual(fresh)
+    expect(new Set(ours).size).toBe(6 * 4)
   })
 
-  it('signs from templates exactly as a bare smithy signer, and calls smithy once per shape and second', async () => {
+  it.each(hashes)('signs from templates exactly as a bare smithy signer, and calls smithy once per shape and second (%s)', async (_, sha256) => {
     const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' }
     // What smithy alone makes of a request: no wrapped methods, no templates.
     const bare = bareSmithy(credentials, Sha256)
     const reference = async (r: BareRequest) => urlOfSigned(r, await bare(r))
-    const ours = createPresigner({ ...credentials, region: 'auto' })
+    // Counts the one-shot calls, to show template URLs really take that path.
+    let oneShotCalls = 0
+    const counted = sha256.oneShot
+    const Hash: Sha256Ctor = counted === undefined
+      ? sha256
+      : Object.assign(class extends (sha256 as new (secret?: Uint8Array | string) => InstanceType<Sha256Ctor>) {}, {
+          oneShot: {
+            hex: (data: string) => (oneShotCalls++, counted.hex(data)),
+            hmacHex: (key: Uint8Array) => counted.hmacHex(key),
+          },
+        })
+    const ours = createPresigner({ ...credentials, region: 'auto', sha256: Hash })
     const types = [undefined, 'video/mp4', 'application/octet-stream', 'text/plain; charset=utf-8', '  spaced   out  ']
     const hosts = ['https://acct.r2.cloudflarestorage.com/bucket', 'http://127.0.0.1:8787/storage', 'http://LOCALHOST:9000/b']
     const start = Date.UTC(2026, 10, 23, 23, 59, 58, 500)
@@ -119,6 +141,7 @@ describe('presigner fast path', () => {
       const shapes = new Set(requests.map((r) => `${r.url.split('/', 3).join('/')} ${r.contentType} ${r.expiresInSeconds} ${Math.floor(r.now.getTime() / 1000)}`))
       expect(smithyCalls).toBe(shapes.size)
       expect(smithyCalls).toBeLessThan(requests.length / 2)
+      expect(oneShotCalls).toBe(counted === undefined ? 0 : requests.length - smithyCalls)
     } finally {
       presign.mockRestore()
     }
