@@ -5,14 +5,13 @@
  * core inserts the episode meanwhile (src/ingest/routes.ts), so an open waits
  * for whichever of the two is slower rather than for both in turn.
  *
- * Measured with bench/ingest's load on two cores, 8 interleaved pairs against
- * signing on the main thread (with smithy's canonical request reused per
- * second, ~10 µs a URL): the main thread's CPU per request 137 instead of
- * 163 µs, the whole process's 184 instead of 174 µs (a URL costs more on the
- * worker, plus the messages), request p99 the same within the noise. Before
- * that reuse, when a URL cost ~27 µs, 17 pairs showed the main thread 15-35%
- * lighter, requests/s 4-14% higher and p99 lower in 13 of 17. With cores to
- * spare, the main thread's headroom is what serves more requests.
+ * Measured with bench/ingest's load on two cores, 8 interleaved rounds
+ * against signing on the main thread, both with node:crypto's one-shot
+ * signer (~6.5 µs a URL): request p99 median 17.4 against 21.2 ms, the main
+ * thread's CPU per request 141 against 180 µs and the whole process's 172
+ * against 191 µs, pairs/s +16%. In the loaded server, signing in place cost
+ * the main thread well beyond the ~6.5 µs a URL that bench/presign measures
+ * alone; handing a batch over costs it ~3-5 µs a URL.
  *
  * Nothing is lost when the worker is not there: if it cannot start, or exits,
  * every job it held and every later one is signed on the main thread by the
