@@ -19,7 +19,7 @@ export type { AppEnv, Logger } from './context.ts'
 export { readConfig, type EpisodicConfig, type S3Config } from './config.ts'
 export { EpisodicError, statusOf, type ErrorCode } from './errors.ts'
 export { systemClock, type Clock } from './clock.ts'
-export { webRandom, type Random, type Sha256Ctor, type Sha256Hash } from './crypto.ts'
+export { webRandom, type Random, type Sha256Ctor, type Sha256Hash, type Sha256OneShot } from './crypto.ts'
 
 export { openDatabase, type OpenDatabaseOptions } from './db/open.ts'
 export { migrateToLatest } from './db/migrate.ts'
