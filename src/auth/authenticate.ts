@@ -10,6 +10,14 @@
  * the embedded database, LISTEN/NOTIFY on PostgreSQL (src/db/notify.ts);
  * elsewhere the TTL bounds it. Off by default in `createApp`; `episodic
  * serve` uses 5 s (EPISODIC_AUTH_CACHE_MS).
+ *
+ * With the cache on, a key is looked up once however many requests present
+ * it at the same moment (a cold start, or 50 clients on one key when its
+ * entry expires would otherwise send 50 identical queries), and an entry in
+ * the last fifth of its life is refreshed in the background while it still
+ * answers, so under steady use no request waits for the lookup. An entry is
+ * never used past its TTL, and a revocation heard while a lookup is in
+ * flight keeps that lookup's answer out of the cache.
  */
 import type { Kysely } from 'kysely'
 import { sha256Hex, timingSafeEqual, type Sha256Ctor } from '../crypto.ts'
@@ -55,10 +63,13 @@ export function presentedKey(headers: Headers): string | null {
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const cache = new Map<string, CachedKey>()
   const cacheMs = options.cacheMs ?? 0
+  /** Lookups under way, by key id (only with the cache on). */
+  const inFlight = new Map<string, Promise<CachedKey | null>>()
+  /** Bumped by every `forget`: a lookup begun before it must not fill the cache. */
+  let forgets = 0
 
-  async function lookup(keyId: string): Promise<CachedKey | null> {
-    const hit = cache.get(keyId)
-    if (hit && hit.expires > options.now()) return hit
+  async function query(keyId: string): Promise<CachedKey | null> {
+    const begun = forgets
     const row = await options.db
       .selectFrom('api_keys')
       .select(['client_id', 'secret_sha256', 'revoked_at'])
@@ -71,8 +82,33 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       revoked: row.revoked_at !== null,
       expires: options.now() + cacheMs,
     }
-    if (cacheMs > 0) cache.set(keyId, entry)
+    if (cacheMs > 0 && begun === forgets) cache.set(keyId, entry)
     return entry
+  }
+
+  /** One query per key id at a time, shared by everyone asking meanwhile. */
+  function shared(keyId: string): Promise<CachedKey | null> {
+    let pending = inFlight.get(keyId)
+    if (pending === undefined) {
+      pending = query(keyId).finally(() => {
+        if (inFlight.get(keyId) === pending) inFlight.delete(keyId)
+      })
+      inFlight.set(keyId, pending)
+    }
+    return pending
+  }
+
+  async function lookup(keyId: string): Promise<CachedKey | null> {
+    // Without a cache every request reads the row itself: a revocation applies to the next request.
+    if (cacheMs <= 0) return query(keyId)
+    const hit = cache.get(keyId)
+    const now = options.now()
+    if (hit === undefined || hit.expires <= now) return shared(keyId)
+    if (hit.expires - now < cacheMs / 5 && !inFlight.has(keyId)) {
+      // Refresh ahead; a failure here only means the next request after expiry looks it up itself.
+      shared(keyId).catch(() => {})
+    }
+    return hit
   }
 
   return {
@@ -86,7 +122,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       return entry.clientId
     },
     forget(keyId) {
+      forgets++
       cache.delete(keyId)
+      inFlight.delete(keyId)
     },
     caching: cacheMs > 0,
   }
