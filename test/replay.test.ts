@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { AuthError, ConfigurationError, NotFoundError, TransportError } from '../src/client/errors.ts'
 import type { Observation } from '../src/replay/episode.ts'
+import { writeNpz } from '../src/replay/npz/index.ts'
 import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
 import { DOF, STEPS, baselineAction, recordBaseline } from './helpers/baselines.ts'
 import { startService, type TestService } from './helpers/service.ts'
@@ -141,6 +142,26 @@ describe('replay harness', () => {
     const transport = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: baselines, client: down }).catch((e) => e)
     expect(transport).toBeInstanceOf(TransportError)
     expect(transport.message).toContain('network failure')
+  })
+
+  it('checks CRC-32s by default: a corrupt baseline archive fails its episode, naming the member', async () => {
+    const position = new Float64Array(STEPS * DOF).map((_, i) => baselineAction(Math.floor(i / DOF), i % DOF))
+    const depth = new Float32Array(STEPS * 16)
+    const archives = {
+      actions: writeNpz({ '/joint_states/position': { data: position, shape: [STEPS, DOF] } }), // stored: bytes as written
+      sensors: writeNpz({ '/joint_states/position': { data: position, shape: [STEPS, DOF] }, '/camera/depth': { data: depth, shape: [STEPS, 4, 4] } }),
+    }
+    archives.actions[archives.actions.length - 200]! ^= 0x01 // one bit of one element: a damaged file, still a valid zip
+    const opened = await client.openEpisode({ metadata: { success: true }, request_uploads: ['actions', 'sensors'] })
+    for (const entry of opened.upload_urls) await client.upload(entry, archives[entry.kind as 'actions' | 'sensors'])
+    await client.finalizeEpisode(opened.episode_id, { status: 'ready' })
+    const run = await createRun({ candidatePolicyVersion: 'crc', baselineEpisodeIds: [opened.episode_id, baselines[0]!], client, dryRun: true })
+    const checked = await runAgainst(run, offsetPolicy(0), { stderr: () => {} })
+    expect(checked.map((r) => r.status)).toEqual(['failed', 'done'])
+    expect(checked[0]!.error).toContain('actions.npz: npz entry "/joint_states/position.npy": CRC-32 mismatch')
+    // Unchecked, the damaged value goes to the policy and the metrics unnoticed.
+    const unchecked = await runAgainst(run, offsetPolicy(0), { stderr: () => {}, verifyCrc: false })
+    expect(unchecked.map((r) => r.status)).toEqual(['done', 'done'])
   })
 
   it('fails an episode whose baseline has no actions artifact, and goes on', async () => {

@@ -8,6 +8,8 @@ export interface ClientEnvironment {
   env: Record<string, string | undefined>
   /** node:zlib's `inflateRawSync` where the runtime has it (Node, Deno, Bun): ~3x fflate. */
   inflateRawSync?: (data: Uint8Array, options: { chunkSize?: number; info?: false }) => Uint8Array
+  /** node:zlib's `crc32` where the runtime has it (Node 20.15+, Deno, Bun): ~7x the JavaScript one. */
+  crc32?: (data: Uint8Array) => number
   /** Resolves the file's text, or undefined when it does not exist. */
   readTextFile(path: string): Promise<string | undefined>
 }
@@ -26,10 +28,11 @@ export function runtimeEnvironment(): ClientEnvironment {
   const proc = (globalThis as { process?: ProcessLike }).process
   const deno = (globalThis as { Deno?: { env: { toObject(): Record<string, string> }; readTextFile(p: string): Promise<string> } }).Deno
   const env = proc?.env ?? deno?.env.toObject() ?? {}
-  const zlib = proc?.getBuiltinModule?.('zlib') as { inflateRawSync?: ClientEnvironment['inflateRawSync'] } | undefined
+  const zlib = proc?.getBuiltinModule?.('zlib') as Pick<ClientEnvironment, 'inflateRawSync' | 'crc32'> | undefined
   return {
     env,
     inflateRawSync: zlib?.inflateRawSync,
+    crc32: typeof zlib?.crc32 === 'function' ? zlib.crc32 : undefined,
     async readTextFile(path) {
       try {
         if (deno) return await deno.readTextFile(path)

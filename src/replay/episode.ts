@@ -5,7 +5,7 @@
  * per-episode metric blob comes out. Any error here fails only this episode.
  */
 import type { MetricBlob } from '../eval/metric-blob.ts'
-import { readNpz, stepView, type Inflate, type NdArray } from './npz/index.ts'
+import { readNpz, stepView, type Crc32, type Inflate, type NdArray } from './npz/index.ts'
 import { CandidateRecorder } from './metrics.ts'
 import { baselineOutcome, candidateOutcome, type Outcome } from './outcome.ts'
 
@@ -29,6 +29,8 @@ export interface EpisodeInput {
   inflate?: Inflate
   /** `actions` and `sensors` are handed over (fresh downloads): decode them in place, without copying stored arrays. */
   inPlace?: boolean
+  /** Check each archive member's CRC-32 (see `ReadNpzOptions.verifyCrc`); default false here, on in `runAgainst`. */
+  verifyCrc?: boolean | Crc32
 }
 
 /** Runs the policy over one episode and returns its metric blob and candidate outcome. */
@@ -79,9 +81,9 @@ export async function replayEpisode(policy: Policy, input: EpisodeInput): Promis
   }
 }
 
-function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace }: EpisodeInput): Record<string, NdArray> {
+function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace, verifyCrc }: EpisodeInput): Record<string, NdArray> {
   try {
-    return readNpz(bytes, { inflate, inPlace })
+    return readNpz(bytes, { inflate, inPlace, verifyCrc })
   } catch (error) {
     throw new Error(`${name}: ${(error as Error).message}`, { cause: error })
   }

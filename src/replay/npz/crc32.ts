@@ -3,6 +3,9 @@
  * large archive costs a fraction of inflating it.
  */
 
+/** A CRC-32 of the zip polynomial over bytes, unsigned: this module's `crc32`, or node:zlib's. */
+export type Crc32 = (data: Uint8Array) => number
+
 let tables: Int32Array[] | undefined
 
 function makeTables(): Int32Array[] {

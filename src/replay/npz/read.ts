@@ -1,4 +1,4 @@
-import { crc32 } from './crc32.ts'
+import { crc32, type Crc32 } from './crc32.ts'
 import { npzError } from './errors.ts'
 import { fflateInflate, type Inflate } from './inflate.ts'
 import { decodeNpy } from './npy.ts'
@@ -9,8 +9,14 @@ import { entryBytes, readZipDirectory, type ZipEntry } from './zip.ts'
 export interface ReadNpzOptions {
   /** Inflater for deflated members (`np.savez_compressed`). Default: `fflateInflate`. */
   inflate?: Inflate
-  /** Check each member's CRC-32 (costs roughly one extra pass over the bytes). Default false. */
-  verifyCrc?: boolean
+  /**
+   * Check each member's CRC-32 against the zip directory, as numpy's reader
+   * (Python's zipfile) does: `true` with the built-in JavaScript CRC (~600
+   * MB/s here), or a faster `Crc32` such as node:zlib's `crc32` (~4 GB/s;
+   * Node 20.15+, Deno, Bun). A mismatch throws. Default false here; the
+   * replay harness turns it on.
+   */
+  verifyCrc?: boolean | Crc32
   /** Decode only these keys; the others are not inflated or copied. */
   keys?: readonly string[]
   /**
@@ -41,13 +47,14 @@ export interface ReadNpzOptions {
 export function readNpz(bytes: Uint8Array, options: ReadNpzOptions = {}): Record<string, NdArray> {
   const inflate = options.inflate ?? fflateInflate
   const wanted = options.keys ? new Set(options.keys) : null
+  const check = options.verifyCrc === true ? crc32 : options.verifyCrc || undefined
   const out: Record<string, NdArray> = {}
   for (const entry of readZipDirectory(bytes)) {
     if (!entry.name.endsWith('.npy')) continue
     const key = entry.name.slice(0, -4)
     if (wanted && !wanted.has(key)) continue
     const { npy, owned } = memberBytes(bytes, entry, inflate)
-    if (options.verifyCrc && crc32(npy) !== entry.crc32) throw npzError(entry.name, 'CRC-32 mismatch (corrupt archive)')
+    if (check !== undefined && check(npy) >>> 0 !== entry.crc32) throw npzError(entry.name, 'CRC-32 mismatch (corrupt archive)')
     const use = owned ? 'owned' : options.inPlace ? 'movable' : 'borrowed'
     // defineProperty so a key such as "__proto__" stays an ordinary own key.
     Object.defineProperty(out, key, { value: decodeNpy(npy, entry.name, use), enumerable: true, writable: true, configurable: true })
