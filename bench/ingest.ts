@@ -128,9 +128,10 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     const f = summarize(runs.floor)
     const insertRate = median(runs.insert.map((x) => x.perSecond))
     const micros = (value: number | undefined) => (value === undefined ? '-' : fmt(value))
+    const millis = (value: number | undefined) => (value === undefined ? '-' : fmt(value, 1))
     const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '-' : fmt(a / b, 2))
     const row = (name: string, x: typeof h) =>
-      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${x.coldP99 === undefined ? '-' : fmt(x.coldP99, 1)} | ${fmt(x.rate / r.rate, 2)} |`
+      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${millis(x.coldP99)} | ${fmt(x.rate / r.rate, 2)} |`
     console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s after ${warmSeconds}s of warm-up, medians; a request is one HTTP request (raw SQL: one statement)`)
     console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request (main thread) | PostgreSQL CPU µs/request | first second after idle: request p99 ms | pairs vs raw SQL |')
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
@@ -143,7 +144,7 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     console.log(
       `pairs: episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60: ${met(h.rate / r.rate >= 0.6)}; vs striped raw ${fmt(h.rate / rs.rate, 2)}, vs floor ${fmt(h.rate / f.rate, 2)})\n` +
         `latency: request p99 ${fmt(h.p99, 1)} ms (target < 25 ms: ${met(h.p99 < 25)}; open ${fmt(h.open, 1)} ms, finalize ${fmt(h.finalize, 1)} ms; ` +
-        `the first second after ~25 s idle, before it: ${h.coldP99 === undefined ? '-' : fmt(h.coldP99, 1)} ms, the floor's ${f.coldP99 === undefined ? '-' : fmt(f.coldP99, 1)} ms); ` +
+        `the first second after ~25 s idle, before it: ${millis(h.coldP99)} ms, the floor's ${millis(f.coldP99)} ms); ` +
         `pair p99 ${fmt(h.pair, 1)} ms (raw SQL's own ${fmt(r.pair, 1)} ms)\n` +
         `machine: raw postgres.js INSERT, ${INSERT_IN_FLIGHT} in flight, ${fmt(insertRate)}/s = ${fmt(insertRate / ISSUE_INSERT_RATE, 2)}x the ~${fmt(ISSUE_INSERT_RATE)}/s the issue measured when it set the targets ` +
         `(the floor, with no app work, had a request p99 of ${fmt(f.p99, 1)} ms in this run)`,

@@ -16,7 +16,7 @@
  */
 import { EpisodicClient, type Episode, type FinalizedEvalRun } from '../client/client.ts'
 import type { ClientOptions } from '../client/config.ts'
-import { runtimeEnvironment } from '../client/environment.ts'
+import { runtimeEnvironment, type ClientEnvironment } from '../client/environment.ts'
 import { AuthError, ConfigurationError, ServerError, TransportError } from '../client/errors.ts'
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { rollup, type RollupSummary } from '../eval/rollup.ts'
@@ -120,8 +120,9 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
 export async function runAgainst(run: EvalRunHandle, policy: Policy, options: RunAgainstOptions = {}): Promise<EpisodeResult[]> {
   if (typeof policy !== 'function') throw new ConfigurationError('policy must be a function (observation) => action')
   const dryRun = run.dryRun || Boolean(options.dryRun)
-  const inflate = options.inflate ?? defaultInflate()
-  const verifyCrc = options.verifyCrc ?? runtimeEnvironment().crc32 ?? true
+  const environment = runtimeEnvironment()
+  const inflate = options.inflate ?? defaultInflate(environment)
+  const verifyCrc = options.verifyCrc ?? environment.crc32 ?? true
   const stderr = options.stderr ?? ((text: string) => console.error(text))
   const { client } = run
   const total = run.baselineEpisodeIds.length
@@ -189,7 +190,7 @@ function isServiceFailure(error: unknown): boolean {
   return error instanceof AuthError || error instanceof ServerError
 }
 
-function defaultInflate(): Inflate {
-  const zlib = runtimeEnvironment().inflateRawSync
+function defaultInflate(environment: ClientEnvironment): Inflate {
+  const zlib = environment.inflateRawSync
   return zlib ? createZlibInflate(zlib) : fflateInflate
 }

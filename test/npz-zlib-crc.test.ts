@@ -1,0 +1,28 @@
+/**
+ * readNpz with node:zlib's CRC-32, what the replay harness checks downloads
+ * with on Node, Deno and Bun. Kept out of src/replay/npz, which imports no
+ * `node:` module, tests included.
+ */
+import * as zlib from 'node:zlib'
+import { describe, expect, it } from 'vitest'
+import { crc32, readNpz, writeNpz } from '../src/replay/npz/index.ts'
+
+const position = new Float64Array([1, 2, 3, 4, 5, 6])
+const archive = (compress = false): Uint8Array => writeNpz({ '/joint_states/position': { shape: [2, 3], data: position } }, { compress })
+
+describe('readNpz with node:zlib\'s crc32', () => {
+  it('verifies with a CRC function it is given (node:zlib\'s), once per member, stored or deflated', () => {
+    for (const compress of [false, true]) {
+      const good = writeNpz({ a: { shape: [3], data: new Float32Array([1, 2, 3]) }, b: { shape: [2], data: new Int16Array([4, 5]) } }, { compress })
+      const seen: number[] = []
+      const counted = (data: Uint8Array) => (seen.push(data.length), zlib.crc32(data))
+      expect(Object.keys(readNpz(good, { verifyCrc: counted }))).toEqual(['a', 'b'])
+      expect(seen).toHaveLength(2)
+      for (const data of [new Uint8Array(0), new TextEncoder().encode('123456789'), good]) expect(zlib.crc32(data)).toBe(crc32(data))
+    }
+    const bad = archive().slice()
+    bad[bad.length - 200] ^= 0x01
+    expect(() => readNpz(bad, { verifyCrc: zlib.crc32 })).toThrow('npz entry "/joint_states/position.npy": CRC-32 mismatch')
+    expect(() => readNpz(bad, { verifyCrc: false })).not.toThrow()
+  })
+})
