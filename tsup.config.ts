@@ -19,8 +19,7 @@ export const ENTRIES: Record<string, string> = {
 }
 
 export default defineConfig({
-  // presign-worker: the Node adapter's worker thread loads it by file name (adapters/node/presign-thread.ts).
-  entry: { ...ENTRIES, cli: 'src/cli/main.ts', 'presign-worker': 'adapters/node/presign-worker.ts' },
+  entry: { ...ENTRIES, cli: 'src/cli/main.ts' },
   dts: { entry: ENTRIES },
   format: 'esm',
   target: 'node20',
@@ -28,9 +27,12 @@ export default defineConfig({
   splitting: true,
   // Deno refuses bare built-in names (`crypto`); every runtime takes `node:crypto`.
   removeNodeProtocol: false,
-  sourcemap: true,
+  // No source maps: they would point at src/, which the package does not ship.
+  sourcemap: false,
   clean: true,
   outDir: 'dist',
   // Loaded only for TypeScript policy modules (`episodic replay run --policy x.ts`).
   external: ['tsx'],
+  // pythonPolicy finds its bridge beside the bundle (new URL('./episodic_bridge.py', import.meta.url)).
+  onSuccess: 'cp src/replay/python/episodic_bridge.py dist/episodic_bridge.py',
 })

@@ -77,7 +77,11 @@ export interface CpuPerRequest {
  * Runs `phase` and divides the CPU time `serverPid` (if any) and PostgreSQL
  * used meanwhile by the number of requests it reports.
  */
-export async function measureCpu<T>(serverPid: number | undefined, phase: () => Promise<T>, requestsOf: (result: T) => number): Promise<{ result: T; cpu: CpuPerRequest }> {
+export async function measureCpu<T>(
+  serverPid: number | undefined,
+  phase: () => Promise<T>,
+  requestsOf: (result: T) => number,
+): Promise<{ result: T; cpu: CpuPerRequest }> {
   const read = () => ({
     server: serverPid === undefined ? undefined : processCpuMicros(serverPid),
     main: serverPid === undefined ? undefined : processCpuMicros(serverPid, serverPid),

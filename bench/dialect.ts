@@ -25,7 +25,16 @@ export async function main() {
   try {
     await migrateToLatest(ours)
     await raw`insert into clients (id, name, created_at) values ('c', 'bench', now())`
-    const row = () => ({ id: crypto.randomUUID(), client_id: 'c', source: 'real' as const, status: 'recording' as const, metadata: '{"task":"pick"}', artifacts: ['actions'], created_at: new Date(), updated_at: new Date() })
+    const row = () => ({
+      id: crypto.randomUUID(),
+      client_id: 'c',
+      source: 'real' as const,
+      status: 'recording' as const,
+      metadata: '{"task":"pick"}',
+      artifacts: ['actions'],
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
     const paths: Record<string, () => Promise<void>> = {
       'raw postgres.js (reference)': async () => {
         const r = row()

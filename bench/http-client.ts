@@ -75,7 +75,7 @@ class Connection {
 /** The body of a chunked reply starting at `at`, or undefined while incomplete. */
 function dechunk(buffer: Buffer, at: number): { body: string; used: number } | undefined {
   const parts: Buffer[] = []
-  for (let p = at; ; ) {
+  for (let p = at;;) {
     const lineEnd = buffer.indexOf('\r\n', p)
     if (lineEnd < 0) return undefined
     const size = parseInt(buffer.toString('latin1', p, lineEnd), 16)
@@ -106,8 +106,7 @@ export class HttpPool {
 
   /** POSTs JSON with an API key; resolves with the parsed reply, rejects on >= 300. */
   async postJson(path: string, key: string, body: string): Promise<any> {
-    const request =
-      `POST ${path} HTTP/1.1\r\nhost: ${this.#authority}\r\nauthorization: Bearer ${key}\r\n` +
+    const request = `POST ${path} HTTP/1.1\r\nhost: ${this.#authority}\r\nauthorization: Bearer ${key}\r\n` +
       `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
     let connection = this.#idle.pop()
     while (connection && !connection.alive) connection = this.#idle.pop()

@@ -15,7 +15,11 @@ app.post('/open', async (c) => {
   const id = crypto.randomUUID()
   const now = new Date()
   await sql`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
-    values (${id}, ${clientId}, ${body.name}, 'real', ${body.robot}, ${body.policy_version}, ${JSON.stringify(body.metadata)}::jsonb, 'recording', ${['video', 'sensors', 'actions']}, ${now}, ${now})`
+    values (${id}, ${clientId}, ${body.name}, 'real', ${body.robot}, ${body.policy_version}, ${JSON.stringify(body.metadata)}::jsonb, 'recording', ${[
+    'video',
+    'sensors',
+    'actions',
+  ]}, ${now}, ${now})`
   return c.json({ episode_id: id }, 201)
 })
 app.post('/finalize/:id', async (c) => {

@@ -6,16 +6,12 @@
  * validation or signing), which shows what HTTP itself costs on this machine.
  * The same service on Bun (examples/bun) gets a row too when bun is installed.
  *
- * The issue's targets: pairs at >= 0.60x raw SQL's pair rate, and p99 under
- * 25 ms, read as the p99 of each request (it asks for requests/s and p50/p99
- * latency). Read as the p99 of a whole pair the two targets contradict each
- * other: by Little's law 50 closed-loop clients at 0.60x of raw SQL's pair
- * rate (~3,500/s here) wait 50 / 2,100 = 24 ms a pair on average, so a pair
- * p99 under 25 ms would need almost no variance at all. Pair p99 is printed
- * too, with raw SQL's own beside it. The last line measures the machine
- * against the issue's own yardstick (raw postgres.js INSERT, 10 in flight,
- * ~7,500/s where the targets were set): the throughput target is a ratio
- * within the run, but 25 ms is absolute and moves with the machine. Where
+ * The targets: pairs at >= 0.80x raw SQL's pair rate, and a request p99 no
+ * worse than raw SQL's own statement p99, both in the same run (ratios within
+ * the run, since this shared machine's speed moves from minute to minute).
+ * Pair p99 is printed too, with raw SQL's own beside it. The last line
+ * measures the machine against the first issue's yardstick (raw postgres.js
+ * INSERT, 10 in flight, ~7,500/s where the targets were first set). Where
  * /proc is there, each row also shows the CPU time its server process and
  * PostgreSQL spent per request: the work each path does, beside how fast the
  * machine happened to run it.
@@ -33,10 +29,9 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import postgres from 'postgres'
-import { measureCpu, type CpuPerRequest } from './cpu.ts'
+import { type CpuPerRequest, measureCpu } from './cpu.ts'
 import { HttpPool } from './http-client.ts'
-import { createPostgresSql, type PostgresJsSql } from '../src/db/postgres-js.ts'
-import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, step, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, type LoadResult, median, settleDatabase, startServer, step } from './lib.ts'
 
 const CONCURRENCY = 50
 /** The issue's "for scale" figure: raw postgres.js INSERT with 10 in flight, synchronous commit. */
@@ -45,7 +40,11 @@ const ISSUE_INSERT_RATE = 7_500
 const ROOT = resolve(import.meta.dirname, '..')
 const BUN = join(ROOT, 'node_modules', '.bin', 'bun')
 
-export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3), warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 1)) {
+export async function main(
+  seconds = Number(process.env.BENCH_SECONDS ?? 5),
+  rounds = Number(process.env.BENCH_ROUNDS ?? 3),
+  warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 1),
+) {
   const tenant = await benchTenant()
   const { key, clientId } = tenant
   const env = { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0', HOST: '127.0.0.1' }
@@ -54,9 +53,6 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   const bunServer = existsSync(BUN) ? await startServer(join(ROOT, 'examples/bun/server.ts'), env, [BUN]) : undefined
   const floorServer = await startServer('bench/ingest-floor-server.ts', { DATABASE_URL: tenant.databaseUrl, BENCH_CLIENT_ID: clientId })
   const sql = postgres(tenant.databaseUrl, { max: 10, onnotice: () => {} })
-  // The same 10 connections as 10 single-connection instances, as episodic's
-  // own driver holds them (src/db/stripes.ts): raw SQL at its best here.
-  const striped = createPostgresSql(tenant.databaseUrl, { max: 10 })
   const episodic = new HttpPool(server.url)
   const floor = new HttpPool(floorServer.url)
   const httpPair = episodicPair(episodic, key)
@@ -64,40 +60,49 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
   const bunPair = bun && episodicPair(bun, key)
   const floorPair = episodicPair(floor, key, { open: '/open', finalize: (id) => `/finalize/${id}` })
   // The same prepared INSERT and UPDATE on either pool (tagged queries are prepared too).
-  const insertOn = (pool: Pick<PostgresJsSql, 'unsafe'>, id: string, now: Date) =>
-    pool.unsafe(`insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
-      values ($1, $2, 'bench', 'real', 'arm', 'v1', $3::jsonb, 'recording', $4, $5, $5)`, [id, clientId, '{"task":"pick"}', ['video', 'sensors', 'actions'], now], { prepare: true })
-  const rawPairOn = (pool: Pick<PostgresJsSql, 'unsafe'>) => async () => {
+  const insertOn = (pool: postgres.Sql, id: string, now: Date) =>
+    pool.unsafe(
+      `insert into episodes (id, client_id, name, source, robot, policy_version, metadata, status, artifacts, created_at, updated_at)
+      values ($1, $2, 'bench', 'real', 'arm', 'v1', $3::jsonb, 'recording', $4, $5, $5)`,
+      [id, clientId, '{"task":"pick"}', ['video', 'sensors', 'actions'], now],
+      { prepare: true },
+    )
+  const rawPairOn = (pool: postgres.Sql) => async () => {
     const id = crypto.randomUUID()
     const now = new Date()
     await step('open', insertOn(pool, id, now))
-    await step('finalize', pool.unsafe(`update episodes set status = 'ready', duration_s = 12.5, bytes_total = 1000,
+    await step(
+      'finalize',
+      pool.unsafe(
+        `update episodes set status = 'ready', duration_s = 12.5, bytes_total = 1000,
       metadata = coalesce(metadata, '{}'::jsonb) || $1::jsonb, updated_at = $2
-      where id = $3 and client_id = $4 and status <> 'archived'`, ['{"done":true}', now, id, clientId], { prepare: true }))
+      where id = $3 and client_id = $4 and status <> 'archived'`,
+        ['{"done":true}', now, id, clientId],
+        { prepare: true },
+      ),
+    )
   }
-  const rawPair = rawPairOn(sql as unknown as PostgresJsSql)
-  const stripedPair = rawPairOn(striped)
+  const rawPair = rawPairOn(sql)
   // The issue's yardstick for this machine ("raw postgres.js INSERT about
   // 7.5k/s with 10 in flight"): the targets were set where that held, and an
   // absolute p99 moves with the machine, so the run says how fast this one is.
-  const rawInsert = async () => void (await insertOn(sql as unknown as PostgresJsSql, crypto.randomUUID(), new Date()))
+  const rawInsert = async () => void (await insertOn(sql, crypto.randomUUID(), new Date()))
 
   try {
     await load(CONCURRENCY, 1, httpPair) // warm up both paths
     await load(CONCURRENCY, 1, rawPair)
-    await load(CONCURRENCY, 1, stripedPair)
     await load(CONCURRENCY, 1, floorPair)
     if (bunPair) await load(CONCURRENCY, 1, bunPair)
     await load(INSERT_IN_FLIGHT, 1, rawInsert)
-    type Phase = 'http' | 'bun' | 'raw' | 'striped' | 'floor' | 'insert'
+    type Phase = 'http' | 'bun' | 'raw' | 'floor' | 'insert'
     type Run = LoadResult & { cpu: CpuPerRequest; cold?: LoadResult }
-    const runs: Record<Phase, Run[]> = { http: [], bun: [], raw: [], striped: [], floor: [], insert: [] }
+    const runs: Record<Phase, Run[]> = { http: [], bun: [], raw: [], floor: [], insert: [] }
     // The process serving each HTTP phase (raw SQL phases have none: this process is their client).
     const serverPid: Partial<Record<Phase, number>> = { http: server.child.pid, bun: bunServer?.child.pid, floor: floorServer.child.pid }
     // Each phase starts from a settled database (see settleDatabase), and the
     // order rotates per round: without that, the phase right after raw SQL paid
     // for its writes (episodic measured 450-740 pairs/s there, 1,250-1,550 alone).
-    const phases = [['raw', rawPair], ['http', httpPair], ['striped', stripedPair], ['floor', floorPair], ['insert', rawInsert], ...(bunPair ? [['bun', bunPair] as const] : [])] as const
+    const phases = [['raw', rawPair], ['http', httpPair], ['floor', floorPair], ['insert', rawInsert], ...(bunPair ? [['bun', bunPair] as const] : [])] as const
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < phases.length; k++) {
         const [name, op] = phases[(round + k) % phases.length]!
@@ -124,29 +129,37 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     })
     const h = summarize(runs.http)
     const r = summarize(runs.raw)
-    const rs = summarize(runs.striped)
     const f = summarize(runs.floor)
     const insertRate = median(runs.insert.map((x) => x.perSecond))
     const micros = (value: number | undefined) => (value === undefined ? '-' : fmt(value))
     const millis = (value: number | undefined) => (value === undefined ? '-' : fmt(value, 1))
     const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '-' : fmt(a / b, 2))
     const row = (name: string, x: typeof h) =>
-      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${fmt(x.pair, 1)} | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${millis(x.coldP99)} | ${fmt(x.rate / r.rate, 2)} |`
-    console.log(`\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s after ${warmSeconds}s of warm-up, medians; a request is one HTTP request (raw SQL: one statement)`)
-    console.log('| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request (main thread) | PostgreSQL CPU µs/request | first second after idle: request p99 ms | pairs vs raw SQL |')
+      `| ${name} | ${fmt(x.rate)} | ${fmt(x.requests)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.open, 1)} | ${fmt(x.finalize, 1)} | ${
+        fmt(x.pair, 1)
+      } | ${micros(x.serverCpu)} (${micros(x.mainCpu)}) | ${micros(x.postgresCpu)} | ${millis(x.coldP99)} | ${fmt(x.rate / r.rate, 2)} |`
+    console.log(
+      `\nbench/ingest: ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s after ${warmSeconds}s of warm-up, medians; a request is one HTTP request (raw SQL: one statement)`,
+    )
+    console.log(
+      '| path | pairs/s | requests/s | request p50 ms | request p99 ms | open (INSERT) p99 ms | finalize (UPDATE) p99 ms | pair p99 ms | server CPU µs/request (main thread) | PostgreSQL CPU µs/request | first second after idle: request p99 ms | pairs vs raw SQL |',
+    )
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     console.log(row('episodic: HTTP open (3 URLs) + finalize', h))
     if (bunPair) console.log(row('episodic on Bun (examples/bun): same pair', summarize(runs.bun)))
     console.log(row('floor: bare Hono + raw SQL over HTTP', f))
     console.log(row('raw postgres.js INSERT + UPDATE (max: 10)', r))
-    console.log(row('raw postgres.js, 10 single-connection stripes', rs))
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met')
     console.log(
-      `pairs: episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.60: ${met(h.rate / r.rate >= 0.6)}; vs striped raw ${fmt(h.rate / rs.rate, 2)}, vs floor ${fmt(h.rate / f.rate, 2)})\n` +
-        `latency: request p99 ${fmt(h.p99, 1)} ms (target < 25 ms: ${met(h.p99 < 25)}; open ${fmt(h.open, 1)} ms, finalize ${fmt(h.finalize, 1)} ms; ` +
+      `pairs: episodic/raw ${fmt(h.rate / r.rate, 2)} (target >= 0.80: ${met(h.rate / r.rate >= 0.8)}; vs floor ${fmt(h.rate / f.rate, 2)})\n` +
+        `latency: request p99 ${fmt(h.p99, 1)} ms (target <= raw SQL's own statement p99 ${fmt(r.p99, 1)} ms: ${met(h.p99 <= r.p99)}; open ${
+          fmt(h.open, 1)
+        } ms, finalize ${fmt(h.finalize, 1)} ms; ` +
         `the first second after ~25 s idle, before it: ${millis(h.coldP99)} ms, the floor's ${millis(f.coldP99)} ms); ` +
         `pair p99 ${fmt(h.pair, 1)} ms (raw SQL's own ${fmt(r.pair, 1)} ms)\n` +
-        `machine: raw postgres.js INSERT, ${INSERT_IN_FLIGHT} in flight, ${fmt(insertRate)}/s = ${fmt(insertRate / ISSUE_INSERT_RATE, 2)}x the ~${fmt(ISSUE_INSERT_RATE)}/s the issue measured when it set the targets ` +
+        `machine: raw postgres.js INSERT, ${INSERT_IN_FLIGHT} in flight, ${fmt(insertRate)}/s = ${fmt(insertRate / ISSUE_INSERT_RATE, 2)}x the ~${
+          fmt(ISSUE_INSERT_RATE)
+        }/s the issue measured when it set the targets ` +
         `(the floor, with no app work, had a request p99 of ${fmt(f.p99, 1)} ms in this run)`,
     )
     if (h.serverCpu !== undefined && f.serverCpu !== undefined) {
@@ -165,7 +178,6 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
     server.child.kill()
     floorServer.child.kill()
     await sql.end()
-    await striped.end()
     await tenant.cleanup()
   }
 }

@@ -3,7 +3,7 @@
  * client and key for the ingest benches), the open+finalize pair, a
  * fixed-concurrency load loop with latency percentiles, and table printing.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import postgres from 'postgres'
@@ -42,7 +42,7 @@ export async function step<T>(name: string, work: PromiseLike<T>): Promise<T> {
   const result = await work
   if (stepLatencies) {
     let list = stepLatencies.get(name)
-    if (!list) stepLatencies.set(name, (list = []))
+    if (!list) stepLatencies.set(name, list = [])
     list.push(performance.now() - t)
   }
   return result
@@ -76,7 +76,15 @@ export async function load(concurrency: number, seconds: number, op: () => Promi
   stepLatencies = undefined
   const each = all.length ? all.sort((a, b) => a - b) : latencies
   const requests = { perSecond: each.length / elapsed, p50: percentile(each, 0.5), p99: percentile(each, 0.99) }
-  return { ops: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), steps, requests }
+  return {
+    ops: latencies.length,
+    seconds: elapsed,
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    steps,
+    requests,
+  }
 }
 
 export function median(values: number[]): number {

@@ -1,7 +1,6 @@
 /**
- * bench/presign: upload URLs per second through the presigner (smithy signs
- * the first URL of each shape in each second, the rest reuse its canonical
- * request), next to smithy's whole presign of the same URLs in the same run,
+ * bench/presign: upload URLs per second through the episodic presigner
+ * (src/storage/sigv4.ts), next to smithy's presign of the same URLs in the same run,
  * with either SHA-256 the issue names: @aws-crypto/sha256-js (the core's
  * default) and node:crypto (what the Node adapter injects). An open signs
  * three URLs, one per artifact, so the loop does too.

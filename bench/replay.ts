@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
 import { actionMetrics, CandidateRecorder } from '../src/replay/metrics.ts'
-import { createZlibInflate, readNpz, stepView, type NdArray } from '../src/replay/npz/index.ts'
+import { createZlibInflate, type NdArray, readNpz, stepView } from '../src/replay/npz/index.ts'
 import { median } from './lib.ts'
 
 const STEPS = 3000
@@ -143,8 +143,7 @@ function timePerCall(fn: () => unknown, runs: number, inner = 1): number {
 }
 
 const fmt = (x: number, digits = 0): string => x.toFixed(digits).padStart(8)
-const row = (label: string, ours: string, theirs: string, ratio: number): void =>
-  console.log(`${label.padEnd(58)} ${ours} ${theirs}   ${ratio.toFixed(2)}x`)
+const row = (label: string, ours: string, theirs: string, ratio: number): void => console.log(`${label.padEnd(58)} ${ours} ${theirs}   ${ratio.toFixed(2)}x`)
 
 /** Feeds each step's observation (zero-copy views) to a no-op policy and records its action. */
 function replayLoop(sensors: Record<string, NdArray>, recorder: CandidateRecorder, policy: (obs: Record<string, NdArray>) => Record<string, unknown>): void {
@@ -178,14 +177,14 @@ async function decodeRows(dir: string, nbytes: number): Promise<void> {
         [`readNpz(bytes, { inPlace })${via}, no CRC check`, () => readNpz(copies.pop()!, { inflate, inPlace: true }), 'mem'],
         ...(file === 'stored'
           ? ([
-              ['readNpz(bytes), bytes kept', () => readNpz(bytes), 'mem'],
-              ...(numpy.facts.huge_pages_switch ? ([['readNpz(bytes), bytes kept', () => readNpz(bytes), 'nohuge']] as const) : []),
-              ['readNpz(bytes, { verifyCrc: true }) (JS CRC), bytes kept', () => readNpz(bytes, { verifyCrc: true }), 'mem'],
-            ] as const)
+            ['readNpz(bytes), bytes kept', () => readNpz(bytes), 'mem'],
+            ...(numpy.facts.huge_pages_switch ? ([['readNpz(bytes), bytes kept', () => readNpz(bytes), 'nohuge']] as const) : []),
+            ['readNpz(bytes, { verifyCrc: true }) (JS CRC), bytes kept', () => readNpz(bytes, { verifyCrc: true }), 'mem'],
+          ] as const)
           : ([
-              ['readNpz(bytes) fflate', () => readNpz(bytes), 'mem'],
-              ['readNpz(bytes, { verifyCrc: true }) node:zlib (JS CRC)', () => readNpz(bytes, { inflate, verifyCrc: true }), 'mem'],
-            ] as const)),
+            ['readNpz(bytes) fflate', () => readNpz(bytes), 'mem'],
+            ['readNpz(bytes, { verifyCrc: true }) node:zlib (JS CRC)', () => readNpz(bytes, { inflate, verifyCrc: true }), 'mem'],
+          ] as const)),
       ]
       const against = { path: 'np.load(path)', mem: 'np.load(BytesIO)', nohuge: 'np.load(BytesIO), numpy huge pages off' }
       for (const [label, fn, how] of variants) {
@@ -229,13 +228,19 @@ export async function main(): Promise<void> {
       const candidate = readNpz(readFileSync(join(dir, 'candidate.npz')))
       const m = actionMetrics(baseline, candidate)
       const { l2, ood } = numpy.facts
-      console.log(`metrics, ns/element over ${elements} elements (l2 ${m.action_l2_mean?.toFixed(6)} vs numpy ${l2.toFixed(6)}, ood ${m.ood_action_share_candidate} vs ${ood})`)
+      console.log(
+        `metrics, ns/element over ${elements} elements (l2 ${m.action_l2_mean?.toFixed(6)} vs numpy ${
+          l2.toFixed(6)
+        }, ood ${m.ood_action_share_candidate} vs ${ood})`,
+      )
       const ns = (s: number): string => fmt((s * 1e9) / elements, 2)
-      for (const [label, command] of [
-        ['L2+OOD vs numpy L2+OOD (concatenated)', 'metrics concat 200'],
-        ['L2+OOD vs numpy per-key L2 + OOD', 'metrics per_key 200'],
-        ['L2+OOD vs numpy L2 alone (less work)', 'metrics l2 200'],
-      ]) {
+      for (
+        const [label, command] of [
+          ['L2+OOD vs numpy L2+OOD (concatenated)', 'metrics concat 200'],
+          ['L2+OOD vs numpy per-key L2 + OOD', 'metrics per_key 200'],
+          ['L2+OOD vs numpy L2 alone (less work)', 'metrics l2 200'],
+        ]
+      ) {
         const { ours, theirs, ratio } = await paired(numpy, command, () => actionMetrics(baseline, candidate), RUNS, 200)
         row(`  ${label}`, ns(ours), ns(theirs), ratio)
       }
@@ -244,7 +249,13 @@ export async function main(): Promise<void> {
       const action = { '/action/joint_position': new Float64Array(7), '/action/joint_velocity': new Float64Array(7) }
       const noop = (): Record<string, unknown> => action
       const loop = timePerCall(() => replayLoop(sensors, new CandidateRecorder(baseline), noop), 7, 20)
-      const views = timePerCall(() => { for (let i = 0; i < STEPS; i++) stepView(sensors['/camera/depth'], i) }, 7, 20)
+      const views = timePerCall(
+        () => {
+          for (let i = 0; i < STEPS; i++) stepView(sensors['/camera/depth'], i)
+        },
+        7,
+        20,
+      )
       console.log(`replay loop, ns/step (3 stepView observations -> no-op policy -> record 2 x 7 values)`)
       console.log(`  loop incl. recorder allocation ${fmt((loop * 1e9) / STEPS, 0)}   (one stepView alone: ${((views * 1e9) / STEPS).toFixed(0)} ns)`)
     } finally {

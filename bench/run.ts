@@ -9,7 +9,10 @@ const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   dialect: () => import('./dialect.ts'),
   rollup: () => import('./rollup.ts'),
   replay: () => import('./replay.ts'),
+  'replay-e2e': () => import('./replay-e2e.ts'),
   runtimes: () => import('./runtimes.ts'),
+  upload: () => import('./upload.ts'),
+  search: () => import('./search.ts'),
 }
 
 const only = process.argv.slice(2)

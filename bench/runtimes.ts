@@ -13,7 +13,7 @@
  */
 import { join, resolve } from 'node:path'
 import { HttpPool } from './http-client.ts'
-import { benchTenant, episodicPair, fmt, load, median, settleDatabase, startServer, type LoadResult } from './lib.ts'
+import { benchTenant, episodicPair, fmt, load, type LoadResult, median, settleDatabase, startServer } from './lib.ts'
 
 const CONCURRENCY = 50
 const ROOT = resolve(import.meta.dirname, '..')
@@ -25,7 +25,11 @@ const RUNTIMES: { name: string; script: string; command?: string[] }[] = [
   { name: 'Deno', script: 'examples/deno/server.ts', command: [bin('deno'), 'run', '-A'] },
 ]
 
-export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rounds = Number(process.env.BENCH_ROUNDS ?? 3), warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 1)) {
+export async function main(
+  seconds = Number(process.env.BENCH_SECONDS ?? 5),
+  rounds = Number(process.env.BENCH_ROUNDS ?? 3),
+  warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 1),
+) {
   const tenant = await benchTenant()
   const env = { DATABASE_URL: tenant.databaseUrl, EPISODIC_DATA_DIR: tenant.dataDir, PORT: '0', HOST: '127.0.0.1' }
   const servers = await Promise.all(RUNTIMES.map((r) => startServer(join(ROOT, r.script), env, r.command)))
@@ -49,7 +53,9 @@ export async function main(seconds = Number(process.env.BENCH_SECONDS ?? 5), rou
       p99: median(results[i]!.map((x) => x.p99)),
     }))
     const node = rows[0]!.requests
-    console.log(`\nbench/runtimes: open + finalize, ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s per runtime after ${warmSeconds}s of warm-up, medians`)
+    console.log(
+      `\nbench/runtimes: open + finalize, ${CONCURRENCY} concurrent clients, ${rounds} rounds of ${seconds}s per runtime after ${warmSeconds}s of warm-up, medians`,
+    )
     console.log('| runtime | requests/s | pair p50 ms | pair p99 ms | vs Node |')
     console.log('|---|---:|---:|---:|---:|')
     for (const row of rows) console.log(`| ${row.name} | ${fmt(row.requests)} | ${fmt(row.p50, 2)} | ${fmt(row.p99, 2)} | ${fmt(row.requests / node, 2)} |`)

@@ -10,25 +10,28 @@
  * export default { fetch: app.fetch }
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
-import { Hono, type Context } from 'hono'
+import { type Context, Hono } from 'hono'
 import type { Kysely } from 'kysely'
 import { createAuthenticator } from './auth/authenticate.ts'
-import { systemClock, type Clock } from './clock.ts'
+import { type Clock, systemClock } from './clock.ts'
 import type { AppEnv, Deps, Logger } from './context.ts'
-import { base64url, webRandom, type Random, type Sha256Ctor } from './crypto.ts'
+import { base64url, type Random, type Sha256Ctor, webRandom } from './crypto.ts'
 import type { Database } from './db/schema.ts'
 import { EpisodicError } from './errors.ts'
 import { DEFAULT_BODY_LIMIT } from './http/body.ts'
 import { errorResponse } from './http/errors.ts'
-import { episodeRoutes } from './episodes/routes.ts'
+import { episodeRoutes } from './episodes/read-routes.ts'
 import { evalIngestRoutes, evalReadRoutes } from './eval/routes.ts'
-import { ingestRoutes } from './ingest/routes.ts'
-import { createEpisodeWriter } from './ingest/writer.ts'
+import { ingestRoutes } from './episodes/ingest-routes.ts'
+import { uploadRoutes } from './episodes/upload-routes.ts'
+import { createEpisodeWriter } from './episodes/writer.ts'
 import type { Defer } from './db/batch.ts'
 import { openApiDocument } from './openapi/document.ts'
 import { portalRoutes } from './portal/routes.tsx'
-import { createSessions } from './portal/session.ts'
+import { createSessions } from './auth/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
+import { type ClientAddress, type RateLimit, rateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
+import type { RevocationFeed } from './auth/revocations.ts'
 
 export interface EpisodicOptions {
   /** A migrated Kysely instance (see `openDatabase`). */
@@ -59,9 +62,41 @@ export interface EpisodicOptions {
    * share a connection.
    */
   batchWrites?: Defer
+  /**
+   * Portal sign-in tries allowed per client address (default 10 a minute;
+   * `false` turns the limit off). Counted per instance.
+   */
+  signInLimit?: RateLimit | false
+  /**
+   * API requests allowed per key (default: no limit). Over it: 429 with
+   * Retry-After. Counted per instance.
+   */
+  apiRateLimit?: RateLimit
+  /**
+   * The client address of a request, from the runtime's `env` (the Node
+   * adapter reads the socket, the Workers adapter `cf-connecting-ip`); wrap
+   * it in `behindProxy` behind a trusted reverse proxy. Where it gives no
+   * address the sign-in limit does not apply (one shared bucket would let
+   * anyone lock everyone out).
+   */
+  clientAddress?: ClientAddress
+  /**
+   * Revocations made by other processes (see `RevocationFeed`), so keys
+   * cached for `authCacheMs` stop working at once. Listened to only while
+   * keys are cached; `app.ready` says when listening has begun, `app.close()`
+   * stops it.
+   */
+  revocations?: RevocationFeed
 }
 
-export type EpisodicApp = Hono<AppEnv> & { deps: Deps }
+/** The Hono app with its resolved capabilities. */
+export type EpisodicApp = Hono<AppEnv> & {
+  deps: Deps
+  /** Resolves once the `revocations` feed is heard (at once without one); rejects if it could not start. */
+  ready: Promise<void>
+  /** Stops listening for revocations. The database and storage stay the caller's to close. */
+  close(): Promise<void>
+}
 
 /** Builds the app; `app.fetch` is the handler every runtime mounts. */
 export function createApp(options: EpisodicOptions): EpisodicApp {
@@ -82,19 +117,36 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
     sessions: createSessions({ db: options.db, sha256, clock, secret: sessionSecret }),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
+    limits: limitsFor(options),
   }
 
   const app = new Hono<AppEnv>()
   app.onError((error, c) => errorResponse(error, logger, c.req.raw))
-  app.notFound(() => errorResponse(new EpisodicError('not_found', 'not found'), logger))
+  const root = deps.baseUrl ? new URL(deps.baseUrl).pathname.replace(/\/+$/, '') : ''
+  app.notFound((c) => {
+    // `<prefix>/` reaches no route when the app is mounted under a prefix; like `<prefix>`, it leads to the portal.
+    if (root && c.req.method === 'GET' && new URL(c.req.url).pathname === `${root}/`) return c.redirect(`${root}/portal`, 302)
+    return errorResponse(new EpisodicError('not_found', 'not found'), logger)
+  })
 
   app.get('/healthz', (c) => c.json({ ok: true }))
-  let openapi: unknown
-  app.get('/openapi.json', (c) => c.json((openapi ??= openApiDocument())))
+  // The service's root leads people to the portal (under a prefix mount too: the public URL's path, else the mount's).
+  // Like the portal, it is no API route (an ALL route stays out of the OpenAPI document).
+  app.all('/', (c) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') throw new EpisodicError('not_found', 'not found')
+    return c.redirect(`${root || c.req.routePath.replace(/\/+$/, '')}/portal`, 302)
+  })
+  let openapi: Record<string, unknown> | undefined
+  app.get('/openapi.json', (c) => {
+    const { openapi: version, info, ...rest } = (openapi ??= openApiDocument())
+    // `servers` names where this instance answers, so a generated client needs no base URL.
+    return c.json({ openapi: version, info, servers: [{ url: deps.baseUrl ?? new URL(c.req.url).origin }], ...rest })
+  })
   app.route('/api/ingest', ingestRoutes(deps))
   app.route('/api/ingest/eval-run', evalIngestRoutes(deps))
   app.route('/api/eval-runs', evalReadRoutes(deps))
   app.route('/api/episodes', episodeRoutes(deps))
+  app.route('/api', uploadRoutes(deps))
   // The portal's pages are one handler (as the object store is): they are not
   // part of the API, so they stay out of its route table and OpenAPI document.
   const portal = new Hono<AppEnv>().route('/portal', portalRoutes(deps))
@@ -102,10 +154,11 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
     // Mounted under a prefix (nodeListener's `prefix`), the portal still gets
     // its own `/portal/...` path; its links and redirects add the public root.
     const mount = c.req.routePath.slice(0, c.req.routePath.lastIndexOf('/portal'))
-    if (!mount) return portal.fetch(c.req.raw)
+    // The runtime's env goes along: the sign-in limit reads the client address from it.
+    if (!mount) return portal.fetch(c.req.raw, c.env)
     const url = new URL(c.req.url)
     url.pathname = url.pathname.slice(mount.length)
-    return portal.fetch(new Request(url, c.req.raw))
+    return portal.fetch(new Request(url, c.req.raw), c.env)
   }
   app.all('/portal', toPortal)
   app.all('/portal/*', toPortal)
@@ -113,5 +166,32 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   if (storage?.handle) {
     app.all('/storage/*', (c) => storage.handle!(c.req.raw, clock.now()))
   }
-  return Object.assign(app, { deps })
+  const listening = options.revocations && deps.auth.caching ? options.revocations.listen((keyId) => deps.auth.forget(keyId)) : undefined
+  // Observed here so an embedder that never awaits `ready` gets no unhandled rejection.
+  listening?.catch(() => {})
+  return Object.assign(app, {
+    deps,
+    ready: listening ? listening.then(() => undefined) : Promise.resolve(),
+    close: async () => {
+      const stop = await listening?.catch(() => undefined)
+      await stop?.()
+    },
+  })
+}
+
+/** The sign-in and per-key limiters the options ask for (see http/rate-limit.ts). */
+function limitsFor(options: EpisodicOptions): Deps['limits'] {
+  const address = options.clientAddress ?? (() => undefined)
+  const signIn = options.signInLimit === false ? undefined : (options.signInLimit ?? SIGN_IN_LIMIT)
+  const api = options.apiRateLimit
+  return {
+    signIn: signIn && rateLimit(signIn, (c) => address(c.req.raw, c.env), (_c, retryAfter) => {
+      throw new EpisodicError('rate_limited', `too many sign-in attempts from this address; try again in ${retryAfter} s`, { retryAfterSeconds: retryAfter })
+    }),
+    api: api && rateLimit(api, (c) => c.get('keyId' as never) as string | undefined, (_c, retryAfter) => {
+      throw new EpisodicError('rate_limited', `too many requests for this API key (${api.limit} per ${api.windowMs / 1000} s); retry after ${retryAfter} s`, {
+        retryAfterSeconds: retryAfter,
+      })
+    }),
+  }
 }

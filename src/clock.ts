@@ -6,7 +6,14 @@
  * const clock: Clock = { now: () => new Date('2030-01-01T00:00:00Z') }
  */
 export interface Clock {
+  /** The current instant; called once per operation that stamps or compares a time. */
   now(): Date
 }
 
+/** The wall clock (`new Date()`), the default wherever a `clock` option is left out. */
 export const systemClock: Clock = { now: () => new Date() }
+
+/** ISO 8601 UTC with milliseconds, as every timestamp on the wire. */
+export function iso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString()
+}

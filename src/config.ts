@@ -6,6 +6,8 @@
  * @example
  * const config = readConfig(env) // Node's process environment, Deno.env.toObject(), a Worker's env
  */
+import type { RateLimit } from './http/rate-limit.ts'
+
 export interface S3Config {
   endpoint: string
   bucket: string
@@ -17,6 +19,8 @@ export interface S3Config {
 
 export interface EpisodicConfig {
   databaseUrl?: string
+  /** PostgreSQL timeouts (DATABASE_CONNECT_TIMEOUT_S, DATABASE_STATEMENT_TIMEOUT_MS) when set; defaults in `PostgresDatabaseOptions`. */
+  database: { connectTimeoutSeconds?: number; statementTimeoutMs?: number }
   dataDir: string
   /** `s3` when the S3_* variables are set, `local` for the built-in store, `none` with EPISODIC_STORAGE=none. */
   storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string } | { kind: 'none' }
@@ -26,6 +30,22 @@ export interface EpisodicConfig {
   authCacheMs: number
   /** Signs portal session cookies (EPISODIC_SESSION_SECRET); the Node adapter keeps one in the data folder when unset. */
   sessionSecret?: string
+  /** Portal sign-in tries per minute per client address (EPISODIC_SIGNIN_LIMIT, default 10; 0 turns it off). */
+  signInLimit: number
+  /** API requests per minute per key (EPISODIC_RATE_LIMIT; unset or 0: no limit). */
+  apiRateLimit?: number
+  /** Take the client address from X-Forwarded-For (EPISODIC_TRUST_PROXY=1, behind a reverse proxy). */
+  trustProxy: boolean
+  /** Pause between webhook delivery passes of a server (EPISODIC_WEBHOOK_INTERVAL_MS, default 5000; 0: this instance sends none). */
+  webhookIntervalMs: number
+}
+
+/** The core's limit options for a config (rates are per minute). */
+export function limitOptions(config: Pick<EpisodicConfig, 'signInLimit' | 'apiRateLimit'>): { signInLimit: RateLimit | false; apiRateLimit?: RateLimit } {
+  return {
+    signInLimit: config.signInLimit > 0 ? { limit: config.signInLimit, windowMs: 60_000 } : false,
+    ...(config.apiRateLimit ? { apiRateLimit: { limit: config.apiRateLimit, windowMs: 60_000 } } : {}),
+  }
 }
 
 const S3_REQUIRED = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
@@ -65,10 +85,35 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${get('PORT')}")`)
   const authCacheMs = Number(get('EPISODIC_AUTH_CACHE_MS') ?? 5000)
   if (!Number.isFinite(authCacheMs) || authCacheMs < 0) throw new Error('EPISODIC_AUTH_CACHE_MS must be a number of milliseconds >= 0')
+  const perMinute = (name: string, fallback: number | undefined) => {
+    const value = get(name)
+    if (value === undefined) return fallback
+    const n = Number(value)
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of requests per minute, 0 for no limit (got "${value}")`)
+    return n
+  }
+  const signInLimit = perMinute('EPISODIC_SIGNIN_LIMIT', 10)!
+  const apiRateLimit = perMinute('EPISODIC_RATE_LIMIT', undefined)
+  const trustProxy = ['1', 'true', 'yes'].includes((get('EPISODIC_TRUST_PROXY') ?? '').toLowerCase())
+  const connectTimeout = get('DATABASE_CONNECT_TIMEOUT_S')
+  const connectTimeoutSeconds = connectTimeout === undefined ? undefined : Number(connectTimeout)
+  if (connectTimeoutSeconds !== undefined && !(connectTimeoutSeconds > 0 && connectTimeoutSeconds <= 3600)) {
+    throw new Error(`DATABASE_CONNECT_TIMEOUT_S must be a number of seconds in (0, 3600] (got "${get('DATABASE_CONNECT_TIMEOUT_S')}")`)
+  }
+  const statementTimeout = get('DATABASE_STATEMENT_TIMEOUT_MS')
+  const statementTimeoutMs = statementTimeout === undefined ? undefined : Number(statementTimeout)
+  if (statementTimeoutMs !== undefined && !(Number.isInteger(statementTimeoutMs) && statementTimeoutMs >= 0)) {
+    throw new Error(`DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds >= 0, 0 for none (got "${get('DATABASE_STATEMENT_TIMEOUT_MS')}")`)
+  }
   const sessionSecret = get('EPISODIC_SESSION_SECRET')
   if (sessionSecret !== undefined && sessionSecret.length < 32) throw new Error('EPISODIC_SESSION_SECRET must be at least 32 characters')
+  const webhookIntervalMs = Number(get('EPISODIC_WEBHOOK_INTERVAL_MS') ?? 5000)
+  if (!Number.isFinite(webhookIntervalMs) || webhookIntervalMs < 0) {
+    throw new Error('EPISODIC_WEBHOOK_INTERVAL_MS must be a number of milliseconds >= 0 (0 turns delivery off)')
+  }
   return {
     databaseUrl: get('DATABASE_URL'),
+    database: { connectTimeoutSeconds, statementTimeoutMs },
     dataDir: get('EPISODIC_DATA_DIR') ?? './.episodic',
     storage,
     port,
@@ -76,5 +121,9 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
     baseUrl: get('EPISODIC_PUBLIC_URL'),
     authCacheMs,
     sessionSecret,
+    signInLimit,
+    apiRateLimit: apiRateLimit || undefined,
+    trustProxy,
+    webhookIntervalMs,
   }
 }

@@ -2,13 +2,14 @@
  * The resolved capabilities every route works with, built once by `createApp`
  * from its options (defaults filled in).
  */
+import type { MiddlewareHandler } from 'hono'
 import type { Kysely } from 'kysely'
 import type { Authenticator } from './auth/authenticate.ts'
 import type { Clock } from './clock.ts'
 import type { Random, Sha256Ctor } from './crypto.ts'
 import type { Database } from './db/schema.ts'
-import type { EpisodeWriter } from './ingest/writer.ts'
-import type { Sessions } from './portal/session.ts'
+import type { EpisodeWriter } from './episodes/writer.ts'
+import type { Sessions } from './auth/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
 
 /** Where errors the client must not see (SQL, stacks) are reported. */
@@ -32,9 +33,11 @@ export interface Deps {
   bodyLimit: number
   /** Fixed public origin of the service, when requests arrive through a proxy. */
   baseUrl: string | undefined
+  /** Rate limiters (http/rate-limit.ts): portal sign-in per address, API per key; absent when off. */
+  limits: { signIn: MiddlewareHandler | undefined; api: MiddlewareHandler | undefined }
 }
 
-/** Hono environment: `c.get('clientId')` after authentication. */
+/** Hono environment: `c.get('clientId')` (and the key's id, for per-key limits) after authentication. */
 export interface AppEnv {
-  Variables: { clientId: string }
+  Variables: { clientId: string; keyId: string }
 }

@@ -1,8 +1,11 @@
 /**
  * The one error type of the core. Every failure a handler can report is an
  * `EpisodicError` with a code; `statusOf` maps the code to an HTTP status, and
- * `toErrorResponse` turns anything thrown into a `{ "error": message }` body
- * without leaking SQL, stacks or secrets (unknown errors become a generic 500).
+ * `errorResponse` (src/http/errors.ts) turns anything thrown into a
+ * `{ "error": message }` body without leaking SQL, stacks or secrets (unknown
+ * errors become a generic 500). The object store answers in S3's own error
+ * format instead (`s3-error.ts`), and the replay side has its own error
+ * classes (`NpzError`, `MetricsError`): neither is an HTTP answer of this API.
  *
  * @example
  * throw new EpisodicError('not_found', 'episode not found')
@@ -10,19 +13,25 @@
 export type ErrorCode =
   | 'invalid' // 400: body is not JSON or fails validation
   | 'unauthorized' // 401: key missing, malformed, unknown or revoked
-  | 'forbidden' // 403: reserved for the object store's S3-style answers
   | 'not_found' // 404: unknown, foreign or malformed id
   | 'conflict' // 409: state forbids the change (archived episode, finalized run)
+  | 'unprocessable' // 422: an Idempotency-Key reused with another request
   | 'too_large' // 413: body over the documented limit
+  | 'unsupported_media_type' // 415: an API body declared as anything but JSON
+  | 'rate_limited' // 429: too many requests from one address or key (Retry-After says when to retry)
   | 'internal' // 500: database or storage failure
 
-const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500> = {
+type Status = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500
+
+const STATUS: Record<ErrorCode, Status> = {
   invalid: 400,
   unauthorized: 401,
-  forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unprocessable: 422,
   too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
   internal: 500,
 }
 
@@ -31,12 +40,16 @@ export class EpisodicError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options)
+    this.retryAfterSeconds = options?.retryAfterSeconds
   }
 
-  get status(): 400 | 401 | 403 | 404 | 409 | 413 | 500 {
+  /** For `rate_limited`: seconds until a retry can succeed (the Retry-After header). */
+  readonly retryAfterSeconds: number | undefined
+
+  get status(): Status {
     return STATUS[this.code]
   }
 }

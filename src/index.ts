@@ -16,14 +16,18 @@
  */
 export { createApp, type EpisodicApp, type EpisodicOptions } from './app.ts'
 export type { AppEnv, Logger } from './context.ts'
-export { readConfig, type EpisodicConfig, type S3Config } from './config.ts'
-export { EpisodicError, statusOf, type ErrorCode } from './errors.ts'
-export { systemClock, type Clock } from './clock.ts'
-export { webRandom, type Random, type Sha256Ctor, type Sha256Hash, type Sha256OneShot } from './crypto.ts'
+export { type EpisodicConfig, readConfig, type S3Config } from './config.ts'
+export { EpisodicError, type ErrorCode, statusOf } from './errors.ts'
+export { behindProxy, type ClientAddress, type RateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
+export { type BigIntMode, jsonText, parseJson } from './http/json.ts'
+export { type Clock, systemClock } from './clock.ts'
+export { type Random, type Sha256Ctor, type Sha256Hash, type Sha256OneShot, webRandom } from './crypto.ts'
 
 export { openDatabase, type OpenDatabaseOptions } from './db/open.ts'
+export { postgresRevocations } from './db/notify.ts'
+export type { RevocationFeed } from './auth/revocations.ts'
 export { migrateToLatest } from './db/migrate.ts'
-export { createPostgresDatabase, postgresJsDialect, type PostgresDatabaseOptions, type PostgresJsSql } from './db/postgres-js.ts'
+export { createPostgresDatabase, type PostgresDatabaseOptions, postgresJsDialect, type PostgresJsSql } from './db/postgres-js.ts'
 export { pgliteDialect, type PGliteLike } from './db/pglite.ts'
 export type { Database, EpisodeSource, EpisodeStatus, EvalResultStatus, EvalRunStatus } from './db/schema.ts'
 
@@ -34,26 +38,19 @@ export {
   ARTIFACT_CONTENT_TYPE,
   ARTIFACT_FILE,
   ARTIFACT_KINDS,
-  objectKey,
   type ArtifactKind,
   type BlobFiles,
+  objectKey,
   type ObjectStorage,
   type PresignInput,
   type SignedUrl,
 } from './storage/types.ts'
 
-export {
-  archiveEpisode,
-  createClient,
-  createKey,
-  listClients,
-  listKeys,
-  revokeKey,
-  type AdminDeps,
-  type ClientInfo,
-  type KeyInfo,
-} from './admin/admin.ts'
-export { rollup, type MetricSummary, type ResultStatus, type RollupSummary } from './eval/rollup.ts'
+export { type AdminDeps, archiveEpisode, type ClientInfo, createClient, createKey, type KeyInfo, listClients, listKeys, revokeKey } from './admin/admin.ts'
+export { addWebhook, listWebhooks, removeWebhook, type WebhookInfo } from './webhooks/endpoints.ts'
+export { type DeliverOptions, deliverWebhooks, type DeliveryReport, type FetchLike } from './webhooks/deliver.ts'
+export { startWebhookDelivery, type WebhookLoop, type WebhookLoopOptions } from './webhooks/loop.ts'
+export { type ActionDivergence, type MetricSummary, type ResultStatus, rollup, type RollupOptions, type RollupSummary, type Verdict } from './eval/rollup.ts'
 
 export * as schemas from './schemas.ts'
 export type {
@@ -65,18 +62,18 @@ export type {
   OpenEpisodeParsed,
   OpenEpisodeResult,
   UploadUrlEntry,
-} from './ingest/schemas.ts'
+} from './episodes/ingest-schemas.ts'
 export type { EpisodePage, ListEpisodesInput, ListEpisodesParams } from './episodes/schemas.ts'
 export type {
+  CreatedEvalRun,
   CreateEvalRunInput,
   CreateEvalRunParsed,
-  CreatedEvalRun,
   EvalResult,
   EvalRunDetail,
   EvalRunInfo,
   EvalRunPage,
-  FinalizeEvalRunInput,
   FinalizedEvalRun,
+  FinalizeEvalRunInput,
   ListEvalRunsInput,
   ListEvalRunsParams,
   UploadResultInput,

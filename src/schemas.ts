@@ -20,7 +20,7 @@ export {
   OpenEpisodeBody,
   OpenEpisodeResponse,
   UploadUrl,
-} from './ingest/schemas.ts'
+} from './episodes/ingest-schemas.ts'
 export { EpisodeList, EpisodeStatusSchema, ListEpisodesQuery } from './episodes/schemas.ts'
 export {
   CreateEvalRunBody,

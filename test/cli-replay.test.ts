@@ -2,24 +2,27 @@
  * `episodic replay run` as a user runs it against a live service: the
  * spec's output lines, policy resolution (dotted attribute, .mjs and .ts
  * files, @file baseline lists, profiles) and the documented exit codes.
+ * The command runs in-process (test/helpers/cli.ts) except one spawned run of
+ * the built bin; examples/replay runs as its README says at the end.
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { recordBaseline } from './helpers/baselines.ts'
+import { ROOT } from './helpers/build.ts'
+import { builtCli, type CliResult, runCli, spawnCli } from './helpers/cli.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
-const MAIN = resolve('src/cli/main.ts')
-const TSX = import.meta.resolve('tsx')
 let svc: TestService
 let key: string
 let baselines: string[]
 let dir: string
 
 beforeAll(async () => {
+  await builtCli()
   svc = await startService('pglite')
   key = (await svc.newTenant('cli')).key
   const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
@@ -32,61 +35,102 @@ export const crash = () => { throw new Error('boom') }
 export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { collision_count: 0, reward_total: 11, time_to_goal_s: 4 } })
 `,
   )
-  writeFileSync(join(dir, 'typed.ts'), `export function act(obs: Record<string, { data: Float64Array }>): Record<string, unknown> { return { '/joint_states/position': obs['/joint_states/position']!.data } }\n`)
+  writeFileSync(
+    join(dir, 'typed.ts'),
+    `export function act(obs: Record<string, { data: Float64Array }>): Record<string, unknown> { return { '/joint_states/position': obs['/joint_states/position']!.data } }\n`,
+  )
   // A policy package resolved from the working directory (node_modules/lab-policies).
   mkdirSync(join(dir, 'node_modules', 'lab-policies'), { recursive: true })
-  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'package.json'), JSON.stringify({ name: 'lab-policies', type: 'module', exports: { '.': './index.js', './v2': './v2.js' } }))
-  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'index.js'), `export default { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`)
-  writeFileSync(join(dir, 'node_modules', 'lab-policies', 'v2.js'), `export const nested = { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`)
+  writeFileSync(
+    join(dir, 'node_modules', 'lab-policies', 'package.json'),
+    JSON.stringify({ name: 'lab-policies', type: 'module', exports: { '.': './index.js', './v2': './v2.js' } }),
+  )
+  writeFileSync(
+    join(dir, 'node_modules', 'lab-policies', 'index.js'),
+    `export default { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`,
+  )
+  writeFileSync(
+    join(dir, 'node_modules', 'lab-policies', 'v2.js'),
+    `export const nested = { act: (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data }) }\n`,
+  )
   writeFileSync(join(dir, 'ids.txt'), `${baselines[0]}\n\n${baselines[1]}\n`)
   writeFileSync(join(dir, 'credentials'), `[default]\napi_key = epk_aaaaaaaaaaaa_${'C'.repeat(43)}\n\n[lab]\napi_key = ${key}\nbase_url = ${svc.url}\n`)
 })
 afterAll(async () => {
   await svc?.close()
   rmSync(dir, { recursive: true, force: true })
+  rmSync(join(ROOT, 'examples/replay/baselines.txt'), { force: true })
 })
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'replay', 'run', ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH!, HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url, ...env },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('close', (code) => done({ code, stdout, stderr }))
-  })
+/** The environment a user's shell would give `episodic replay run` here. */
+const userEnv = (env: Record<string, string>) => ({
+  PATH: process.env.PATH!,
+  HOME: dir,
+  EPISODIC_CREDENTIALS_FILE: join(dir, 'none'),
+  EPISODIC_API_KEY: key,
+  EPISODIC_BASE_URL: svc.url,
+  ...env,
+})
+
+/** `episodic replay run ...args` in-process, in the test folder. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(['replay', 'run', ...args], { cwd: dir, env: userEnv(env) })
 }
 
 const common = () => ['--candidate-version', 'cand-v2', '--baseline-version', 'base-v1', '--baseline-episodes', baselines.join(',')]
 
 describe('episodic replay run', () => {
-  it('prints the header, run id and portal link, one line per episode, the metrics and the recommendation', async () => {
-    const { code, stdout, stderr } = await cli(['--policy', './policy.mjs:policies.v2.act', ...common()])
+  it('prints the header, run id and portal link, one line per episode, the metrics and the recommendation (built bin)', async () => {
+    const { code, stdout, stderr } = await spawnCli(['replay', 'run', '--policy', './policy.mjs:policies.v2.act', ...common()], { cwd: dir, env: userEnv({}) })
     expect(stderr).toBe('')
     expect(code).toBe(0)
     const lines = stdout.trim().split('\n')
     expect(lines[0]).toBe('replay run: candidate cand-v2 vs baseline base-v1, 2 episodes')
-    const [, runId] = /^eval run ([0-9a-f-]{36})  (\S+)$/.exec(lines[1]!)!
+    const [, runId] = /^eval run ([0-9a-f-]{36}) {2}(\S+)$/.exec(lines[1]!)!
     expect(lines[1]).toContain(`${svc.url}/portal/eval-runs/${runId}`)
     expect(lines[2]).toMatch(new RegExp(`^\\[1/2\\] ${baselines[0]} -> [0-9a-f]{8}$`))
     expect(lines[3]).toMatch(new RegExp(`^\\[2/2\\] ${baselines[1]} -> [0-9a-f]{8}$`))
-    expect(lines[4]).toMatch(/^metric\s+baseline\s+candidate\s+delta$/)
+    expect(lines[4]).toMatch(/^metric\s+baseline\s+candidate\s+delta\s+95% interval\s+n\s+mark$/)
     for (const [i, name] of ['success_rate', 'reward_mean', 'collision_rate', 'time_to_goal_s', 'ood_action_share'].entries()) {
       expect(lines[5 + i]).toMatch(new RegExp(`^${name}\\s`))
     }
-    expect(lines[5]).toMatch(/^success_rate\s+1\s+1\s+0\s+same$/)
-    expect(lines[10]).toMatch(/^recommendation: HOLD/)
+    expect(lines[5]).toMatch(/^success_rate\s+1\s+1\s+0\s+\[-0\.\d+, \+0\.\d+\]\s+2\s+no clear change$/)
+    // The policy reported no outcome: the values are the baseline's, and the output says so.
+    expect(lines[10]).toBe('success_rate: candidate values copied from the baseline in 2 of 2 episodes (the policy reported none; delta 0 there)')
+    // +0.01 on every joint leaves the recorded range at 40% of the steps: the action evidence votes.
+    expect(lines[9]).toMatch(/^ood_action_share\s+-\s+0\.4\s+-\s+-\s+0\s+not compared$/)
+    expect(stdout).toContain('verdict: HOLD\n  - The candidate acted outside the recorded action range in 40% of steps on average, above the limit of 25%')
+    expect(stdout).toContain('note: replay is open-loop: the candidate never changes what it observes')
+    expect(lines.at(-1)).toMatch(/^recommendation: HOLD \(verdict hold; /)
     const stored = await new EpisodicClient({ apiKey: key, baseUrl: svc.url }).getEvalRun(runId!)
     expect(stored).toMatchObject({ status: 'completed', name: 'cand-v2', baseline_policy_version: 'base-v1' })
   })
 
-  it('exits 6 on hold with --fail-on-hold, 0 on ship; reads @file lists and .ts policies', async () => {
+  it('exits 6 on hold and 7 on inconclusive with --fail-on-hold, 0 on ship; reads @file lists and .ts policies', async () => {
     const hold = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--fail-on-hold'])
+    expect(hold.stdout).toContain('verdict: HOLD')
     expect(hold.code).toBe(6)
-    const ship = await cli(['--policy', 'policy.mjs:better', '--candidate-version', 'c3', '--baseline-episodes', '@ids.txt', '--fail-on-hold', '--name', 'nightly'])
+    // With the OOD limit raised, nothing decides either way on 2 episodes.
+    const inconclusive = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--fail-on-hold', '--max-ood-share', '0.5'])
+    expect(inconclusive.stdout).toContain('verdict: INCONCLUSIVE (about 10 paired episodes would settle it)')
+    expect(inconclusive.stdout).toContain('  - Only 2 episodes done; ship needs at least 10 (min_episodes).')
+    expect(inconclusive.code).toBe(7)
+    const ship = await cli([
+      '--policy',
+      'policy.mjs:better',
+      '--candidate-version',
+      'c3',
+      '--baseline-episodes',
+      '@ids.txt',
+      '--fail-on-hold',
+      '--name',
+      'nightly',
+      '--min-episodes',
+      '2',
+    ])
+    expect(ship.stdout).toContain('verdict: SHIP')
+    expect(ship.stdout).toMatch(/^reward_mean\s+10\s+11\s+\+1\s+\[\+1, \+1\]\s+2\s+better$/m)
+    expect(ship.stdout).toContain('reward_mean: candidate values reported by the policy in 2 of 2 episodes')
     expect(ship.stdout).toMatch(/recommendation: SHIP/)
     expect(ship.code).toBe(0)
     const typed = await cli(['--policy', './typed.ts:act', '--candidate-version', 'c4', '--baseline-episodes', `@${join(dir, 'ids.txt')}`])
@@ -107,7 +151,7 @@ describe('episodic replay run', () => {
 
   it('reports a failing policy per episode and keeps going', async () => {
     const { code, stdout, stderr } = await cli(['--policy', 'policy.mjs:crash', ...common()])
-    expect(code).toBe(0)
+    expect(code).toBe(8) // every episode failed: nothing was compared (issue 16)
     expect(stdout).toMatch(new RegExp(`\\[1/2\\] ${baselines[0]} -> failed: .*boom`))
     expect(stdout).toMatch(/\[2\/2\] .* -> failed/)
     expect(stderr).toContain('Error: boom')
@@ -120,14 +164,38 @@ describe('episodic replay run', () => {
     expect(stdout).toContain('(dry run: no uploads)')
     expect(stdout).toContain('eval run: none (dry run)')
     expect(stdout).toMatch(/\[1\/2\] \S+ -> \(dry run\)/)
+    expect(stdout).toMatch(/^metric\s+baseline\s+candidate\s+delta\s+95% interval\s+n\s+mark$/m)
+    expect(stdout).toContain('verdict: HOLD')
     expect(stdout).toMatch(/recommendation: /)
+    // The same code and a seeded bootstrap: a second dry run prints the same summary.
+    const again = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--dry-run'])
+    expect(again.stdout).toBe(stdout)
+  })
+
+  it('--json: one JSON document on stdout (run, results, summary), progress on stderr', async () => {
+    const { code, stdout, stderr } = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--dry-run', '--json'])
+    expect(code).toBe(0)
+    const report = JSON.parse(stdout)
+    expect(report).toMatchObject({ eval_run_id: null, dry_run: true, candidate_policy_version: expect.any(String) })
+    expect(report.results.map((r: { status: string }) => r.status)).toEqual(['done', 'done'])
+    expect(report.results[0].metrics.steps).toBeGreaterThan(0)
+    expect(['ship', 'hold', 'inconclusive']).toContain(report.summary.verdict)
+    expect(report.summary.success_rate).toHaveProperty('n')
+    expect(stderr).toMatch(/\[1\/2\] \S+ -> \(dry run\)/)
+    expect(stderr).toContain('verdict: ')
   })
 
   it('uses --profile from the credentials file', async () => {
-    const { code, stdout } = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--profile', 'lab'], { EPISODIC_API_KEY: '', EPISODIC_BASE_URL: '', EPISODIC_CREDENTIALS_FILE: join(dir, 'credentials') })
+    const { code, stdout } = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--profile', 'lab'], {
+      EPISODIC_API_KEY: '',
+      EPISODIC_BASE_URL: '',
+      EPISODIC_CREDENTIALS_FILE: join(dir, 'credentials'),
+    })
     expect(code).toBe(0)
     expect(stdout).toContain('recommendation')
-    const missing = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--profile', 'nope'], { EPISODIC_CREDENTIALS_FILE: join(dir, 'credentials') })
+    const missing = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--profile', 'nope'], {
+      EPISODIC_CREDENTIALS_FILE: join(dir, 'credentials'),
+    })
     expect(missing.code).toBe(3)
     expect(missing.stderr).toContain('profile "nope" not found')
   })
@@ -139,6 +207,16 @@ describe('episodic replay run', () => {
     [['--policy', 'missing.mjs:act', '--candidate-version', 'c', '--baseline-episodes', 'x'], 3, 'policy module not found'],
     [['--policy', 'policy.mjs:nothing.here', '--candidate-version', 'c', '--baseline-episodes', 'x'], 3, 'no attribute'],
     [['--policy', 'policy.mjs:crash', '--candidate-version', 'c', '--baseline-episodes', '@nofile.txt'], 3, 'cannot read'],
+    [
+      ['--policy', 'policy.mjs:crash', '--candidate-version', 'c', '--baseline-episodes', 'x', '--min-episodes', '0'],
+      2,
+      '--min-episodes must be an integer from 1 to 10000',
+    ],
+    [
+      ['--policy', 'policy.mjs:crash', '--candidate-version', 'c', '--baseline-episodes', 'x', '--max-ood-share', '1.5'],
+      2,
+      '--max-ood-share must be a number from 0 to 1',
+    ],
   ])('usage and configuration errors: %j exits %i', async (args, exit, message) => {
     const { code, stderr } = await cli(args as string[])
     expect(code).toBe(exit)
@@ -162,8 +240,55 @@ describe('episodic replay run', () => {
   it('documents flags and exit codes in --help', async () => {
     const { code, stdout } = await cli(['--help'])
     expect(code).toBe(0)
-    for (const flag of ['--policy', '--candidate-version', '--baseline-episodes', '--baseline-version', '--name', '--dry-run', '--profile', '--fail-on-hold', 'Exit codes']) {
+    for (
+      const flag of [
+        '--policy',
+        '--candidate-version',
+        '--baseline-episodes',
+        '--baseline-version',
+        '--name',
+        '--dry-run',
+        '--profile',
+        '--fail-on-hold',
+        '--min-episodes',
+        '--max-ood-share',
+        'open-loop',
+        'Exit codes',
+      ]
+    ) {
       expect(stdout).toContain(flag)
     }
+  })
+
+  it('runs examples/replay as its README says: record the baselines, then replay the example policy', async () => {
+    const recorded = await new Promise<{ code: number | null; out: string }>((done) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'examples/replay/record-baselines.ts'], { cwd: ROOT, env: { ...process.env, ...userEnv({}) } })
+      let out = ''
+      child.stdout.on('data', (d) => (out += d))
+      child.stderr.on('data', (d) => (out += d))
+      child.on('close', (code) => done({ code, out }))
+    })
+    expect(recorded.code, recorded.out).toBe(0)
+    const list = join(ROOT, 'examples/replay/baselines.txt')
+    expect(existsSync(list)).toBe(true)
+    expect(readFileSync(list, 'utf8').trim().split('\n')).toHaveLength(3)
+    const replay = await runCli([
+      'replay',
+      'run',
+      '--policy',
+      'examples/replay/policy.mjs:act',
+      '--candidate-version',
+      'lookahead-v2',
+      '--baseline-version',
+      'scripted-v1',
+      '--baseline-episodes',
+      '@examples/replay/baselines.txt',
+    ], { cwd: ROOT, env: userEnv({}) })
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0)
+    expect(replay.stdout).toMatch(/\[3\/3\] \S+ -> [0-9a-f]{8}/)
+    expect(replay.stdout).toMatch(/recommendation: (SHIP|HOLD)/)
+    // One collision fewer in three episodes: better on the point estimate, not a clear change yet.
+    expect(replay.stdout).toMatch(/^collision_rate\s+0\.333\s+0\s+-0\.333\s+\[-0\.\d+, \+0\.\d+\]\s+3\s+no clear change$/m)
+    expect(replay.stdout).toMatch(/^verdict: (SHIP|HOLD|INCONCLUSIVE)/m)
   })
 })

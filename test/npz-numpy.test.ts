@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import zlib from 'node:zlib'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createZlibInflate, readNpz, writeNpz, type DType, type NdArray, type NdArrayLike, type TypedArray } from '../src/replay/npz/index.ts'
+import { createZlibInflate, type DType, type NdArray, type NdArrayLike, readNpz, type TypedArray, writeNpz } from '../src/replay/npz/index.ts'
 import { describeWithNumpy, runPython } from './helpers/python.ts'
 
 /**

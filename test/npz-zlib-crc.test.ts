@@ -10,8 +10,8 @@ import { crc32, readNpz, writeNpz } from '../src/replay/npz/index.ts'
 const position = new Float64Array([1, 2, 3, 4, 5, 6])
 const archive = (compress = false): Uint8Array => writeNpz({ '/joint_states/position': { shape: [2, 3], data: position } }, { compress })
 
-describe('readNpz with node:zlib\'s crc32', () => {
-  it('verifies with a CRC function it is given (node:zlib\'s), once per member, stored or deflated', () => {
+describe("readNpz with node:zlib's crc32", () => {
+  it("verifies with a CRC function it is given (node:zlib's), once per member, stored or deflated", () => {
     for (const compress of [false, true]) {
       const good = writeNpz({ a: { shape: [3], data: new Float32Array([1, 2, 3]) }, b: { shape: [2], data: new Int16Array([4, 5]) } }, { compress })
       const seen: number[] = []

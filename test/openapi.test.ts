@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../src/app.ts'
-import { openDatabase } from '../src/db/open.ts'
+import { openTestDatabase } from './helpers/pglite.ts'
 import { createLocalStorage } from '../src/storage/local.ts'
 import { createMemoryFiles } from '../src/storage/memory-files.ts'
 
-const db = await openDatabase()
+const db = await openTestDatabase()
 const app = createApp({ db, storage: createLocalStorage({ files: createMemoryFiles(), secret: 's' }) })
-const doc = (await (await app.request('/openapi.json')).json()) as any
+const doc = (await (await app.request('http://localhost/openapi.json')).json()) as any
 
 const normalize = (path: string) => path.replace(/:(\w+)/g, '{}').replace(/\{\w+\}/g, '{}')
 
@@ -43,15 +43,83 @@ describe('OpenAPI document', () => {
     const result = doc.paths['/api/ingest/eval-run/{eval_run_id}/result'].post.requestBody.content['application/json'].schema
     const metrics = result.properties.metrics.anyOf[0]
     expect(metrics.properties.ood_action_share_candidate.anyOf[0]).toMatchObject({ type: 'number', minimum: 0, maximum: 1 })
-    expect(metrics.additionalProperties).toBeDefined()
+    // Extra metric columns are kept (contract: "Metric blob"), typed as any value.
+    expect(metrics.additionalProperties).toEqual({})
     const create = doc.paths['/api/ingest/eval-run'].post.requestBody.content['application/json'].schema
     expect(create.required).toEqual(['candidate_policy_version', 'baseline_episode_ids'])
     expect(create.properties.baseline_episode_ids.maxItems).toBe(1000)
   })
 
+  it('closes every request body to unknown keys, exactly', () => {
+    const bodies: Record<string, unknown> = {}
+    for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const schema = op.requestBody?.content?.['application/json']?.schema
+        if (schema) bodies[`${method.toUpperCase()} ${path}`] = schema.additionalProperties
+      }
+    }
+    expect(bodies).toEqual({
+      'POST /api/ingest/episode': false,
+      'POST /api/ingest/episode/{episode_id}/finalize': false,
+      'POST /api/ingest/episode/{episode_id}/multipart': false,
+      'POST /api/ingest/episode/{episode_id}/multipart/{upload_id}/complete': false,
+      'POST /api/ingest/episode/{episode_id}/upload-urls': false,
+      'POST /api/ingest/eval-run': false,
+      'POST /api/ingest/eval-run/{eval_run_id}/result': false,
+      'POST /api/ingest/eval-run/{eval_run_id}/finalize': false,
+    })
+    expect(doc.components.schemas.Error.additionalProperties).toBe(false)
+  })
+
   it('documents the error statuses with the error body', () => {
     const finalize = doc.paths['/api/ingest/episode/{episode_id}/finalize'].post
-    expect(Object.keys(finalize.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '500'])
-    expect(finalize.responses['409'].content['application/json'].schema.required).toEqual(['error'])
+    expect(Object.keys(finalize.responses).sort()).toEqual(['200', '400', '401', '404', '409', '413', '415', '429', '500'])
+    expect(finalize.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
+    expect(doc.components.schemas.Error.required).toEqual(['error'])
+    expect(finalize.responses['401'].headers['WWW-Authenticate'].schema.type).toBe('string')
+    const artifact = doc.paths['/api/episodes/{episode_id}/artifact/{kind}'].get
+    expect(artifact.responses['302'].headers.Location.schema).toEqual({ type: 'string', format: 'uri' })
+  })
+
+  it('says int64 for seed and counts code points in maxLength', () => {
+    const open = doc.paths['/api/ingest/episode'].post.requestBody.content['application/json'].schema
+    expect(JSON.stringify(open.properties.seed)).toContain('"format":"int64"')
+    expect(JSON.stringify(open.properties.name)).toContain('"maxLength":200')
+    expect(JSON.stringify(doc.components.schemas.Episode.properties.seed)).toContain('"format":"int64"')
+  })
+
+  it('names shared shapes as components and refers to them', () => {
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Episode', 'UploadUrl', 'EvalRun', 'EvalRunWithResults', 'RollupSummary', 'Error']),
+    )
+    const opened = doc.paths['/api/ingest/episode'].post.responses['201'].content['application/json'].schema
+    expect(opened.properties.upload_urls.items).toEqual({ $ref: '#/components/schemas/UploadUrl' })
+    expect(doc.paths['/api/episodes/{episode_id}'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Episode' })
+    const summary = doc.components.schemas.RollupSummary
+    expect(summary.properties.success_rate).toEqual({ $ref: '#/components/schemas/MetricSummary' })
+    // Every $ref points at a component that exists.
+    const refs = JSON.stringify(doc).match(/"#\/components\/schemas\/(\w+)"/g) ?? []
+    for (const ref of refs) expect(doc.components.schemas).toHaveProperty(ref.slice(22, -1))
+  })
+
+  it('types free-form metadata as an object of any keys, and gives formats, servers, license and tags', () => {
+    const open = doc.paths['/api/ingest/episode'].post.requestBody.content['application/json']
+    expect(open.schema.properties.metadata).toEqual({ type: 'object', additionalProperties: true, default: {} })
+    expect(open.example.request_uploads).toEqual(['video', 'sensors', 'actions'])
+    expect(doc.components.schemas.Episode.properties.metadata.additionalProperties).toEqual({})
+    expect(doc.components.schemas.Episode.properties.created_at).toEqual({ type: 'string', format: 'date-time' })
+    expect(doc.components.schemas.Episode.properties.episode_id).toEqual({ type: 'string', format: 'uuid' })
+    const list = doc.paths['/api/episodes'].get.parameters
+    expect(list.find((p: { name: string }) => p.name === 'limit').schema).toEqual({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
+    for (const p of list) expect(p.description, p.name).toBeTruthy()
+    expect(doc.servers).toEqual([{ url: 'http://localhost' }])
+    expect(doc.info.license.identifier).toBe('Apache-2.0')
+    const tags = new Set(doc.tags.map((t: { name: string }) => t.name))
+    for (const ops of Object.values<Record<string, { tags: string[]; summary: string }>>(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        expect(tags).toContain(op.tags[0])
+        expect(op.summary).toBeTruthy()
+      }
+    }
   })
 })

@@ -13,12 +13,12 @@
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
 import { SignatureV4 } from '@smithy/signature-v4'
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { NodeSha256 } from '../adapters/node/sha256.ts'
-import { toHex, type Sha256Ctor } from '../src/crypto.ts'
+import { type Sha256Ctor, toHex } from '../src/crypto.ts'
 import { escapeUri } from '../src/storage/keys.ts'
 import { verifyPresigned } from '../src/storage/sigv4-verify.ts'
 import { createPresigner, parseQuery } from '../src/storage/sigv4.ts'
@@ -48,8 +48,7 @@ const QUERY_SKIPS: Record<string, string> = {}
 
 /** Legacy header-auth cases smithy cannot reproduce, with the reason. */
 const LEGACY_SKIPS: Record<string, string> = {
-  'get-header-value-multiline':
-    'this first-vendored copy folds lines with commas; aws-c-auth later corrected it to spaces (SOURCES.md), which smithy does',
+  'get-header-value-multiline': 'this first-vendored copy folds lines with commas; aws-c-auth later corrected it to spaces (SOURCES.md), which smithy does',
   'post-x-www-form-urlencoded-parameters':
     'its .sts/.authz were computed from another request than its .req/.creq (content-type "charset=utf8", no content-length: ' +
     'found by hashing candidates against the .sts), so no correct signer can reproduce it from the .req',

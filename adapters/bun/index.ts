@@ -10,13 +10,13 @@
  * const { app } = await createBunApp(config)
  * const server = await serveBun(app, { port: config.port, host: config.host })
  */
-import type { EpisodicApp } from '../../src/app.ts'
+import { listenUrl } from '../../src/http/listen-url.ts'
 import { createNodeApp, type RunningServer } from '../node/index.ts'
 
 export type { NodeApp as BunApp, RunningServer } from '../node/index.ts'
 
-/** Opens the database and storage the config names and builds the app (the Node adapter's factory, presigning on the main thread). */
-export const createBunApp: typeof createNodeApp = (config, overrides, options) => createNodeApp(config, overrides, { presignThread: false, ...options })
+/** Opens the database and storage the config names and builds the app (the Node adapter's factory). */
+export const createBunApp: typeof createNodeApp = createNodeApp
 
 /**
  * Largest request body Bun accepts (its default is 128 MiB): 5 GiB, S3's
@@ -31,7 +31,7 @@ interface BunServeApi {
     port: number
     hostname: string
     maxRequestBodySize: number
-    fetch(request: Request): Response | Promise<Response>
+    fetch(request: Request, server: { requestIP(request: Request): { address: string } | null }): Response | Promise<Response>
   }): { port: number; stop(closeActiveConnections?: boolean): Promise<void> | void }
 }
 
@@ -39,7 +39,13 @@ interface BunServeApi {
  * Serves the app with `Bun.serve` on `host:port` (port 0 picks a free one);
  * resolves once listening.
  */
-export async function serveBun(app: { fetch: EpisodicApp['fetch'] }, options: { port?: number; host?: string } = {}): Promise<RunningServer> {
+// Async although Bun.serve is synchronous: serveNode and serveDeno wait for
+// the socket, and the three are interchangeable.
+// deno-lint-ignore require-await
+export async function serveBun(
+  app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> },
+  options: { port?: number; host?: string } = {},
+): Promise<RunningServer> {
   const bun = (globalThis as unknown as { Bun?: BunServeApi }).Bun
   if (!bun) throw new Error('serveBun needs the Bun runtime')
   const host = options.host ?? '127.0.0.1'
@@ -47,8 +53,8 @@ export async function serveBun(app: { fetch: EpisodicApp['fetch'] }, options: { 
     port: options.port ?? 8787,
     hostname: host,
     maxRequestBodySize: BUN_MAX_REQUEST_BODY,
-    fetch: (request) => app.fetch(request),
+    // The peer address for the sign-in limit (see the Node adapter's socketAddress).
+    fetch: (request, server) => app.fetch(request, { remoteAddress: server.requestIP(request)?.address }),
   })
-  const shown = host.includes(':') ? `[${host}]` : host
-  return { url: `http://${shown}:${server.port}`, close: async () => void (await server.stop(true)) }
+  return { url: listenUrl(host, server.port), close: async () => void (await server.stop(true)) }
 }

@@ -11,19 +11,19 @@
  * const { app } = await createDenoApp(config)
  * const server = await serveDeno(app, { port: config.port, host: config.host })
  */
-import type { EpisodicApp } from '../../src/app.ts'
+import { listenUrl } from '../../src/http/listen-url.ts'
 import { createNodeApp, type RunningServer } from '../node/index.ts'
 
 export type { NodeApp as DenoApp, RunningServer } from '../node/index.ts'
 
-/** Opens the database and storage the config names and builds the app (the Node adapter's factory, presigning on the main thread). */
-export const createDenoApp: typeof createNodeApp = (config, overrides, options) => createNodeApp(config, overrides, { presignThread: false, ...options })
+/** Opens the database and storage the config names and builds the app (the Node adapter's factory). */
+export const createDenoApp: typeof createNodeApp = createNodeApp
 
 /** What this module uses of the `Deno` global. */
 interface DenoServeApi {
   serve(
     options: { port: number; hostname: string; onListen(address: { hostname: string; port: number }): void },
-    handler: (request: Request) => Response | Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname?: string } }) => Response | Promise<Response>,
   ): { shutdown(): Promise<void>; finished: Promise<void> }
 }
 
@@ -31,7 +31,10 @@ interface DenoServeApi {
  * Serves the app with `Deno.serve` on `host:port` (port 0 picks a free one)
  * and resolves once listening.
  */
-export function serveDeno(app: { fetch: EpisodicApp['fetch'] }, options: { port?: number; host?: string } = {}): Promise<RunningServer> {
+export function serveDeno(
+  app: { fetch: (request: Request, env?: unknown) => Response | Promise<Response> },
+  options: { port?: number; host?: string } = {},
+): Promise<RunningServer> {
   const deno = (globalThis as unknown as { Deno?: DenoServeApi }).Deno
   if (!deno) return Promise.reject(new Error('serveDeno needs the Deno runtime'))
   const host = options.host ?? '127.0.0.1'
@@ -41,11 +44,11 @@ export function serveDeno(app: { fetch: EpisodicApp['fetch'] }, options: { port?
         port: options.port ?? 8787,
         hostname: host,
         onListen: ({ port }) => {
-          const shown = host.includes(':') ? `[${host}]` : host
-          resolve({ url: `http://${shown}:${port}`, close: () => server.shutdown() })
+          resolve({ url: listenUrl(host, port), close: () => server.shutdown() })
         },
       },
-      (request) => app.fetch(request),
+      // The peer address for the sign-in limit (see the Node adapter's socketAddress).
+      (request, info) => app.fetch(request, { remoteAddress: info.remoteAddr.hostname }),
     )
   })
 }

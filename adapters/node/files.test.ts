@@ -89,7 +89,12 @@ describe('built-in store on disk with node:crypto hashing', () => {
     const origin = 'http://127.0.0.1:8787'
     const key = 'c1/e1/sensors.npz'
     const put = await storage.presignPut({ key, contentType: 'application/octet-stream', origin, now, expiresInSeconds: 1800 })
-    const init = { method: 'PUT', body: streamOf(['npz', 'bytes']), headers: { 'content-type': 'application/octet-stream' }, duplex: 'half' }
+    const init = {
+      method: 'PUT',
+      body: streamOf(['npz', 'bytes']),
+      headers: { 'content-type': 'application/octet-stream', 'content-length': '8' },
+      duplex: 'half',
+    }
     const stored = await storage.handle(new Request(put.url, init as RequestInit), now)
     expect(stored.status).toBe(200)
     expect(stored.headers.get('etag')).toBe(`"${md5('npzbytes')}"`)
@@ -98,5 +103,33 @@ describe('built-in store on disk with node:crypto hashing', () => {
     const read = await storage.handle(new Request(get.url), now)
     expect(read.headers.get('content-length')).toBe('8')
     expect(await read.text()).toBe('npzbytes')
+  })
+})
+
+describe('createDiskFiles multipart', () => {
+  it('keeps parts on disk, lists them, forgets a part that failed midway, and joins them in order', async () => {
+    const files = createDiskFiles(dir)
+    const multipart = files.multipart!
+    const id = await multipart.create('c1/e1/video.mp4')
+    expect(await multipart.putPart('c1/e1/video.mp4', id, 2, streamOf(['world']))).toEqual({ size: 5, etag: md5('world') })
+    await expect(multipart.putPart('c1/e1/video.mp4', id, 1, streamOf(['hel'], true))).rejects.toThrow('client went away')
+    expect(await multipart.listParts('c1/e1/video.mp4', id)).toEqual([{ partNumber: 2, size: 5, etag: md5('world') }])
+    await multipart.putPart('c1/e1/video.mp4', id, 1, streamOf(['hello ']))
+    expect((await readdir(join(dir, '.uploads', id))).filter((name) => name.endsWith('.tmp'))).toEqual([])
+    expect(await multipart.assemble('c1/e1/video.mp4', id, [1, 2], 'abc-2')).toEqual({ size: 11, etag: 'abc-2' })
+    expect(await readFile(join(dir, 'c1/e1/video.mp4'), 'utf8')).toBe('hello world')
+    expect(await files.head!('c1/e1/video.mp4')).toEqual({ size: 11, etag: 'abc-2' })
+    await expect(multipart.listParts('c1/e1/video.mp4', id)).rejects.toMatchObject({ code: 'NoSuchUpload' })
+  })
+
+  it('aborts, and refuses an upload id under another key', async () => {
+    const files = createDiskFiles(dir)
+    const id = await files.multipart!.create('c1/e1/sensors.npz')
+    await files.multipart!.putPart('c1/e1/sensors.npz', id, 1, streamOf(['x']))
+    await expect(files.multipart!.listParts('c2/e1/sensors.npz', id)).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    await files.multipart!.abort('c1/e1/sensors.npz', id)
+    await expect(files.multipart!.putPart('c1/e1/sensors.npz', id, 2, streamOf(['y']))).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    expect(await readdir(join(dir, '.uploads'))).toEqual([])
+    expect(await files.usage!('c1/')).toBe(0)
   })
 })

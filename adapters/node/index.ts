@@ -9,89 +9,110 @@
  * const server = await serveNode(app, { port: 8787 })
  */
 import { serve } from '@hono/node-server'
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { setImmediate } from 'node:timers'
 import type { AddressInfo } from 'node:net'
+import { setImmediate } from 'node:timers'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
-import type { EpisodicConfig } from '../../src/config.ts'
-import { listenForRevocations } from '../../src/db/notify.ts'
+import { type EpisodicConfig, limitOptions } from '../../src/config.ts'
+import type { Database } from '../../src/db/schema.ts'
+import { behindProxy, type ClientAddress } from '../../src/http/rate-limit.ts'
+import type { Kysely } from 'kysely'
+import { postgresRevocations } from '../../src/db/notify.ts'
 import { openDatabase } from '../../src/db/open.ts'
+import { listenUrl } from '../../src/http/listen-url.ts'
+import { createLocalStorage } from '../../src/storage/local.ts'
+import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
+import { startWebhookDelivery } from '../../src/webhooks/loop.ts'
+import { dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder } from './data-lock.ts'
 import { createDiskFiles } from './files.ts'
-import { presignOnThread, storageFromSpec, type SigningSpec, type ThreadedStorage } from './presign-thread.ts'
 import { NodeSha256 } from './sha256.ts'
 
-export { createDiskFiles, NodeSha256, presignOnThread }
-export type { PresignThreadOptions, SigningSpec, ThreadedStorage } from './presign-thread.ts'
+export { createDiskFiles, dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder, NodeSha256 }
+export { nodeListener, type NodeListenerOptions } from './listener.ts'
 
 export interface NodeApp {
   app: EpisodicApp
-  /**
-   * Starts what would otherwise start with the first request (the presign
-   * worker) and resolves once it is up, so that request does not wait ~0.3 s
-   * for it and a worker that cannot start is reported at startup. Optional:
-   * without it everything starts on demand. Never rejects.
-   */
-  warm(): Promise<void>
+  /** Stops listening for revocations and closes the database. */
   close(): Promise<void>
 }
 
 /** How `createNodeApp` runs what the config names. */
 export interface NodeAppOptions {
   /**
-   * Presign upload URLs on a worker thread (see `presignOnThread`); default
-   * true. The Bun and Deno adapters turn it off: their servers leave the main
-   * thread less busy, and their worker threads load modules their own way.
+   * Send queued webhooks from this process (default true, every
+   * `config.webhookIntervalMs`; also off when that is 0). Turn it off for
+   * instances that should only serve requests: any one instance sending is enough.
    */
-  presignThread?: boolean
+  deliverWebhooks?: boolean
 }
 
-/** Opens the database and storage the config names and builds the app. */
+/**
+ * Opens the database and storage the config names and builds the app. On
+ * the embedded database the data folder is locked for this process first
+ * (see `lockDataFolder`): a folder another live process holds throws
+ * `DataFolderInUse` before anything is opened.
+ */
 export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}, options: NodeAppOptions = {}): Promise<NodeApp> {
   if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true })
-  const db = overrides.db ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db') }))
-  // The store the config names is the app's to close; one passed in stays the caller's.
-  const ownStorage = overrides.storage === undefined ? nodeStorage(config, options.presignThread ?? true) : null
-  const storage = overrides.storage ?? ownStorage
+  const embedded = !overrides.db && !config.databaseUrl
+  const lock = embedded ? lockDataFolder(config.dataDir) : undefined
+  let db: Kysely<Database>
+  try {
+    db = overrides.db ??
+      (await openDatabase({ url: config.databaseUrl, dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db'), ...config.database }))
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
   const app = createApp({
     sha256: NodeSha256,
     // One INSERT / UPDATE for the opens and finalizes read in one turn.
     batchWrites: (flush) => void setImmediate(flush),
     authCacheMs: config.authCacheMs,
     baseUrl: config.baseUrl,
-    sessionSecret: overrides.sessionSecret ?? config.sessionSecret ?? fileSecret(config.dataDir, 'session.secret'),
+    ...limitOptions(config),
+    clientAddress: config.trustProxy ? behindProxy(socketAddress) : socketAddress,
+    sessionSecret: config.sessionSecret ?? fileSecret(config.dataDir, 'session.secret'),
+    // Other instances on the same PostgreSQL revoke keys too: hear them at once.
+    revocations: config.databaseUrl ? postgresRevocations(config.databaseUrl) : undefined,
     ...overrides,
     db,
-    storage,
+    storage: overrides.storage === undefined ? nodeStorage(config) : overrides.storage,
   })
-  const stopListening = config.databaseUrl && app.deps.auth.caching
-    ? await listenForRevocations(config.databaseUrl, (keyId) => app.deps.auth.forget(keyId))
+  await app.ready
+  const webhooks = options.deliverWebhooks !== false && config.webhookIntervalMs > 0
+    ? startWebhookDelivery({ db, fetch: globalThis.fetch, clock: app.deps.clock, intervalMs: config.webhookIntervalMs, logger: app.deps.logger })
     : undefined
   return {
     app,
-    warm: async () => {
-      await ownStorage?.warm?.()
-    },
     async close() {
-      await stopListening?.()
-      await ownStorage?.close?.()
+      await webhooks?.stop()
+      await app.close()
       await db.destroy()
+      lock?.release()
     },
   }
 }
 
-function nodeStorage(config: EpisodicConfig, onThread: boolean): (ObjectStorage & Partial<Pick<ThreadedStorage, 'warm' | 'close'>>) | null {
+/**
+ * The peer address of a request served by @hono/node-server (its `env` holds
+ * the Node request), or `env.remoteAddress` where the Bun and Deno adapters
+ * put it.
+ */
+export const socketAddress: ClientAddress = (_request, env) => {
+  const e = env as { incoming?: { socket?: { remoteAddress?: string } }; remoteAddress?: string } | undefined
+  return e?.incoming?.socket?.remoteAddress ?? e?.remoteAddress
+}
+
+function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
   const storage = config.storage
   if (storage.kind === 'none') return null
-  const spec: SigningSpec = storage.kind === 's3'
-    ? { kind: 's3', s3: storage.s3 }
-    : { kind: 'local', secret: storage.secret ?? fileSecret(config.dataDir, 'storage.secret') }
-  const store = storageFromSpec(spec, createDiskFiles(join(config.dataDir, 'objects')))
-  if (!onThread) return store
-  const onWorkerError = (error: unknown) => console.error('episodic: the presign worker failed; signing on the main thread from now on', error)
-  return presignOnThread(store, spec, { onWorkerError })
+  if (storage.kind === 's3') return createS3Storage({ ...storage.s3, sha256: NodeSha256 })
+  const secret = storage.secret ?? fileSecret(config.dataDir, 'storage.secret')
+  return createLocalStorage({ files: createDiskFiles(join(config.dataDir, 'objects')), secret, sha256: NodeSha256 })
 }
 
 /**
@@ -125,16 +146,15 @@ export function serveNode(app: { fetch: EpisodicApp['fetch'] }, options: { port?
   const host = options.host ?? '127.0.0.1'
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname: host }, (info: AddressInfo) => {
-      const shown = host.includes(':') ? `[${host}]` : host
       resolve({
-        url: `http://${shown}:${info.port}`,
-        close: () => new Promise<void>((done) => {
-          server.close(() => done())
-          ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
-        }),
+        url: listenUrl(host, info.port),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done())
+            ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+          }),
       })
     })
     server.once('error', reject)
   })
 }
-export { nodeListener, type NodeListenerOptions } from './listener.ts'

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { toHex } from '../../src/crypto.ts'
-import { NodeSha256, nodeOneShot } from './sha256.ts'
+import { nodeOneShot, NodeSha256 } from './sha256.ts'
 
 const texts = ['', 'abc', 'ü', 'episodic 🤖 Ω', '\u0000x', 'x'.repeat(1000)]
 

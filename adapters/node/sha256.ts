@@ -46,20 +46,24 @@ export class NodeSha256 {
   private hash!: Hash | Hmac
   private readonly secret: Uint8Array | string | undefined
 
-  constructor(secret?: SourceData) {
+  /** Starts a SHA-256 hash, or an HMAC-SHA-256 keyed with `secret` when one is given. */
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
     this.secret = secret === undefined ? undefined : toBytes(secret)
     this.reset()
   }
 
-  update(data: SourceData): void {
+  /** Feeds more bytes (a string is hashed as UTF-8). */
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
     this.hash.update(toBytes(data))
   }
 
+  /** The 32-byte digest of everything fed since the last reset; async to match `Sha256Ctor`. */
   digest(): Promise<Uint8Array> {
     const out = this.hash.digest()
     return Promise.resolve(new Uint8Array(out.buffer, out.byteOffset, out.byteLength))
   }
 
+  /** Starts over with the same secret, so one instance can hash many messages. */
   reset(): void {
     this.hash = this.secret === undefined ? createHash('sha256') : createHmac('sha256', this.secret)
   }

@@ -14,7 +14,7 @@ const ctx = { waitUntil: (promise: Promise<unknown>) => void pending.push(promis
 /** A BlobFiles-backed stand-in for an R2 binding. */
 function bucket(): R2BucketLike {
   const files = createMemoryFiles()
-  return { put: (key, body) => files.put(key, body), get: (key) => files.get(key) }
+  return { put: (key, body) => files.put(key, typeof body === 'string' ? new Response(body).body! : body), get: (key) => files.get(key) }
 }
 
 function quietWorker(options: Parameters<typeof createWorker>[0] = {}) {
@@ -36,7 +36,7 @@ describe('createWorker configuration', () => {
     expect(String((logged[0] as Error).message)).toMatch(reason)
   })
 
-  it('refuses an upload to the built-in store without Content-Length with 411 before touching the database', async () => {
+  it('refuses an upload to the built-in store without Content-Length with 411 (the core rule) without touching the database', async () => {
     const { worker } = quietWorker()
     const env = { DATABASE_URL: 'postgres://127.0.0.1:1/none', BUCKET: bucket(), EPISODIC_STORAGE_SECRET: 'secret' }
     const reply = await worker.fetch(new Request('https://w.example/storage/a/b/actions.npz', { method: 'PUT' }), env, ctx)

@@ -16,6 +16,8 @@
  *   otherwise the built-in store runs inside the Worker, verifying its own SigV4
  *   URLs and keeping bytes in the R2 binding `BUCKET`, signed with the secret
  *   `EPISODIC_STORAGE_SECRET`. `EPISODIC_STORAGE=none` runs without uploads.
+ * - Webhooks: the `scheduled` handler (a Cron Trigger, every minute in
+ *   examples/workers/wrangler.toml) sends the queued deliveries.
  *
  * @example
  * // src/index.ts of a Worker (wrangler.toml: see examples/workers)
@@ -24,17 +26,17 @@
  */
 import { Kysely } from 'kysely'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
-import { readConfig, type EpisodicConfig } from '../../src/config.ts'
+import { type EpisodicConfig, limitOptions, readConfig } from '../../src/config.ts'
 import { base64url, webRandom } from '../../src/crypto.ts'
-import { migrateToLatest } from '../../src/db/migrate.ts'
+import { migrateOnce } from '../../src/db/migrate.ts'
 import { createPostgresSql, postgresJsDialect } from '../../src/db/postgres-js.ts'
 import type { Database } from '../../src/db/schema.ts'
 import { EpisodicError } from '../../src/errors.ts'
 import { errorResponse } from '../../src/http/errors.ts'
 import { createLocalStorage, LOCAL_STORAGE_PREFIX } from '../../src/storage/local.ts'
-import { s3ErrorResponse } from '../../src/storage/s3-error.ts'
 import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
+import { deliverWebhooks } from '../../src/webhooks/deliver.ts'
 import { NodeSha256 } from '../node/sha256.ts'
 import { createR2Files, type R2BucketLike } from './r2-files.ts'
 import { requestScopedSql } from './request-sql.ts'
@@ -59,6 +61,8 @@ export interface WorkerOptions {
   maxConnections?: number
   /** Apply pending migrations once per isolate (default true). */
   migrate?: boolean
+  /** Most batches of 20 webhook deliveries one Cron Trigger run sends (default 10). */
+  webhookBatches?: number
   /** Further core options (clock, logger, bodyLimit, authCacheMs, ...). */
   overrides?: Partial<Omit<EpisodicOptions, 'db' | 'storage'>>
 }
@@ -66,13 +70,19 @@ export interface WorkerOptions {
 /** The Worker's default export: `export default createWorker()`. */
 export interface EpisodicWorker {
   fetch(request: Request, env: WorkersEnv, ctx: ExecutionContextLike): Promise<Response>
+  /**
+   * The Cron Trigger (`[triggers] crons` in wrangler.toml): sends the webhook
+   * deliveries that are due, up to `webhookBatches` batches per run.
+   */
+  scheduled(controller: unknown, env: WorkersEnv, ctx: ExecutionContextLike): Promise<void>
 }
 
 /** What one isolate builds once, on its first request (bindings arrive with it). */
 interface Isolate {
   app: EpisodicApp
   databaseUrl: string
-  migrated?: Promise<void>
+  database: EpisodicConfig['database']
+  migrated: () => Promise<void>
 }
 
 /**
@@ -84,24 +94,30 @@ export function createWorker(options: WorkerOptions = {}): EpisodicWorker {
   const scoped = requestScopedSql()
   const logger = options.overrides?.logger ?? { error: (message: string, error?: unknown) => console.error(message, error) }
 
+  const isolateOf = (env: WorkersEnv): Isolate => {
+    const isolate = isolates.get(env) ?? buildIsolate(env, options, new Kysely<Database>({ dialect: postgresJsDialect(scoped.sql) }), logger)
+    isolates.set(env, isolate)
+    return isolate
+  }
+
   return {
     async fetch(request, env, ctx) {
       let isolate: Isolate
       try {
-        isolate = isolates.get(env) ?? buildIsolate(env, options, new Kysely<Database>({ dialect: postgresJsDialect(scoped.sql) }), logger)
-        isolates.set(env, isolate)
+        isolate = isolateOf(env)
       } catch (error) {
         return errorResponse(new EpisodicError('internal', 'worker configuration', { cause: error }), logger, request)
       }
-      if (isolate.app.deps.storage?.handle && isUnsizedUpload(request)) {
-        // R2 stores a streamed body only when its length is known up front;
-        // answer as S3 does rather than fail halfway.
-        return s3ErrorResponse({ status: 411, code: 'MissingContentLength', message: 'You must provide the Content-Length HTTP header.' })
+      // The built-in store never reads the database: its requests (uploads
+      // that may run for minutes) get no pool and wait for no migration. Its
+      // rules (411, 5 GiB, signatures) are the core's, as on every runtime.
+      if (isolate.app.deps.storage?.handle && new URL(request.url).pathname.includes(LOCAL_STORAGE_PREFIX)) {
+        return isolate.app.fetch(request, env, ctx as never)
       }
-      const pool = createPostgresSql(isolate.databaseUrl, { max: options.maxConnections ?? 5 })
+      const pool = poolOf(isolate, options)
       try {
         return await scoped.run(pool, async () => {
-          if (options.migrate !== false) await migrateOnce(isolate)
+          if (options.migrate !== false) await isolate.migrated()
           return isolate.app.fetch(request, env, ctx as never)
         })
       } catch (error) {
@@ -110,19 +126,39 @@ export function createWorker(options: WorkerOptions = {}): EpisodicWorker {
         ctx.waitUntil(pool.end({ timeout: 5 }))
       }
     },
+
+    async scheduled(_controller, env, ctx) {
+      let isolate: Isolate
+      try {
+        isolate = isolateOf(env)
+      } catch (error) {
+        logger.error('webhook delivery: worker configuration', error)
+        return
+      }
+      const pool = poolOf(isolate, options)
+      const { db, clock } = isolate.app.deps
+      try {
+        await scoped.run(pool, async () => {
+          if (options.migrate !== false) await isolate.migrated()
+          for (let batch = 0; batch < (options.webhookBatches ?? 10); batch++) {
+            const report = await deliverWebhooks({ db, clock, fetch: (url, init) => fetch(url, init), limit: 20 })
+            if (report.attempted < 20) break
+          }
+        })
+      } catch (error) {
+        // A failed run is retried by the next trigger; the error goes to the Worker's logs.
+        logger.error('webhook delivery failed', error)
+      } finally {
+        ctx.waitUntil(pool.end({ timeout: 5 }))
+      }
+    },
   }
 }
 
-/** The first request of an isolate migrates; the others wait for it. A failure is retried by the next request. */
-function migrateOnce(isolate: Isolate): Promise<void> {
-  isolate.migrated ??= migrateToLatest(isolate.app.deps.db).then(
-    () => undefined,
-    (error: unknown) => {
-      isolate.migrated = undefined
-      throw error
-    },
-  )
-  return isolate.migrated
+/** A pool for one request or trigger; no statement_timeout unless configured (the platform bounds a request's time). */
+function poolOf(isolate: Isolate, options: WorkerOptions) {
+  const { connectTimeoutSeconds, statementTimeoutMs = 0 } = isolate.database
+  return createPostgresSql(isolate.databaseUrl, { max: options.maxConnections ?? 5, connectTimeoutSeconds, statementTimeoutMs })
 }
 
 function buildIsolate(env: WorkersEnv, options: WorkerOptions, db: Kysely<Database>, logger: NonNullable<EpisodicOptions['logger']>): Isolate {
@@ -138,15 +174,14 @@ function buildIsolate(env: WorkersEnv, options: WorkerOptions, db: Kysely<Databa
     // Without EPISODIC_SESSION_SECRET portal sessions last as long as the isolate.
     sessionSecret: config.sessionSecret ?? base64url(webRandom.bytes(32)),
     logger,
+    ...limitOptions(config),
+    // Cloudflare sets it to the visitor's address on every request.
+    clientAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
     ...options.overrides,
     db,
     storage: workerStorage(config, env, options.bucketBinding ?? 'BUCKET'),
   })
-  return { app, databaseUrl }
-}
-
-function isUnsizedUpload(request: Request): boolean {
-  return request.method === 'PUT' && !request.headers.has('content-length') && new URL(request.url).pathname.includes(LOCAL_STORAGE_PREFIX)
+  return { app, databaseUrl, database: config.database, migrated: migrateOnce(db) }
 }
 
 function workerStorage(config: EpisodicConfig, env: WorkersEnv, bucketBinding: string): ObjectStorage | null {

@@ -16,8 +16,7 @@ const prefix = '/episodic'
 
 // The service must know its public address to sign upload URLs under the prefix.
 const config = readConfig({ EPISODIC_PUBLIC_URL: `http://${host}:${port}${prefix}`, ...process.env })
-const { app, warm, close } = await createNodeApp(config)
-await warm() // start the presign worker now rather than on the first request
+const { app, close } = await createNodeApp(config)
 const episodic = nodeListener(app, { prefix })
 
 const server = createServer((req, res) => {

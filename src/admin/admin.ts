@@ -4,32 +4,54 @@
  * directly, or through the running server's control socket on the embedded
  * default (see src/cli/control.ts).
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { REVOCATION_CHANNEL } from '../db/notify.ts'
-import { systemClock, type Clock } from '../clock.ts'
-import { sha256Hex, webRandom, type Random, type Sha256Ctor } from '../crypto.ts'
+import { type Clock, systemClock } from '../clock.ts'
+import { type Random, type Sha256Ctor, sha256Hex, webRandom } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
 import { isUuid } from '../http/fields.ts'
 import { mintApiKey } from '../auth/keys.ts'
 
+/**
+ * What the admin verbs need, passed in as capabilities like everywhere else in
+ * the core (the CLI builds them from its configuration).
+ *
+ * @example
+ * const deps: AdminDeps = { db, sha256: Sha256 }
+ * const client = await createClient(deps, 'robot-lab')
+ * const { key } = await createKey(deps, 'robot-lab') // shown once
+ */
 export interface AdminDeps {
+  /** The migrated service database. */
   db: Kysely<Database>
+  /** Hashes new key secrets; only the hash is stored. */
   sha256: Sha256Ctor
+  /** Source of ids and key secrets; defaults to {@link webRandom}. */
   random?: Random
+  /** Stamps `created_at` / `revoked_at` / `updated_at`; defaults to {@link systemClock}. */
   clock?: Clock
 }
 
+/** A client (one robot fleet, team or CI job) as the admin verbs print it. */
 export interface ClientInfo {
+  /** The client's UUID; episodes and eval runs belong to it. */
   id: string
+  /** The unique name given at creation, used by every other verb. */
   name: string
+  /** When the client was created (ISO 8601 UTC). */
   created_at: string
 }
 
+/** An API key's public facts; its secret is never stored, so it never appears here. */
 export interface KeyInfo {
+  /** The middle part of `epk_<key_id>_<secret>`, the handle used to revoke it. */
   key_id: string
+  /** Name of the client the key acts as. */
   client: string
+  /** When the key was minted (ISO 8601 UTC). */
   created_at: string
+  /** When the key was revoked (ISO 8601 UTC), or `null` while it is live. */
   revoked_at: string | null
 }
 

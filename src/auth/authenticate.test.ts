@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.ts'
 import { pgliteDialect } from '../db/pglite.ts'
 import type { Database } from '../db/schema.ts'
 import { createAuthenticator } from './authenticate.ts'
+import { openTestPGlite } from '../../test/helpers/pglite.ts'
 
 let db: Kysely<Database>
 /** Key lookups the authenticator sent since the last reset. */
@@ -18,9 +19,9 @@ const headers = (presented = key) => new Headers({ authorization: `Bearer ${pres
 const cached = (cacheMs: number) => createAuthenticator({ db, sha256: NodeSha256, now: () => clock, cacheMs })
 
 beforeAll(async () => {
-  const { PGlite } = await import('@electric-sql/pglite')
-  const log = (event: LogEvent) => void (event.level === 'query' && /^select "client_id", "secret_sha256", "revoked_at" from "api_keys"/.test(event.query.sql) && lookups++)
-  db = new Kysely<Database>({ dialect: pgliteDialect(await PGlite.create()), log })
+  const log = (event: LogEvent) =>
+    void (event.level === 'query' && /^select "client_id", "secret_sha256", "revoked_at" from "api_keys"/.test(event.query.sql) && lookups++)
+  db = new Kysely<Database>({ dialect: pgliteDialect(await openTestPGlite()), log })
   await migrateToLatest(db)
   clientId = (await createClient({ db, sha256: NodeSha256 }, 'acme')).id
   const minted = await createKey({ db, sha256: NodeSha256 }, 'acme')
@@ -106,5 +107,50 @@ describe('authenticator without a cache', () => {
     await auth.authenticate(headers(other.key))
     await revokeKey({ db, sha256: NodeSha256 }, other.key_id)
     await expect(auth.authenticate(headers(other.key))).rejects.toMatchObject({ code: 'unauthorized' })
+  })
+})
+
+describe('authenticator with unknown key ids', () => {
+  const letters = 'abcdefghijklmnop'
+  const randomKey = (i: number) => `epk_yyyyyyyyyy${letters[(i >> 4) & 15]}${letters[i & 15]}_${'A'.repeat(43)}`
+  const unknownKey = `epk_zzzzzzzzzzzz_${'B'.repeat(43)}`
+
+  it('looks an unknown id up once per TTL, as a known id with a wrong secret', async () => {
+    const auth = cached(5000)
+    for (let i = 0; i < 5; i++) await expect(auth.authenticate(headers(unknownKey))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(1)
+    const wrongSecret = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA')
+    for (let i = 0; i < 5; i++) await expect(auth.authenticate(headers(wrongSecret))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(2)
+    clock += 5000
+    await expect(auth.authenticate(headers(unknownKey))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(3)
+  })
+
+  it('keeps memory bounded under a flood of random ids', async () => {
+    const { BoundedCache } = await import('./bounded-cache.ts')
+    const cache = new BoundedCache<number>(3)
+    for (let i = 0; i < 10; i++) cache.set(`k${i}`, i)
+    expect(cache.size).toBe(3)
+    expect(cache.get('k9')).toBe(9)
+    expect(cache.get('k0')).toBeUndefined()
+    const auth = createAuthenticator({ db, sha256: NodeSha256, now: () => clock, cacheMs: 5000, negativeCacheSize: 4 })
+    for (let i = 0; i < 12; i++) await expect(auth.authenticate(headers(randomKey(i)))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(12)
+    // The oldest ids were dropped: asking again queries; the newest are still remembered.
+    await expect(auth.authenticate(headers(randomKey(11)))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(12)
+    await expect(auth.authenticate(headers(randomKey(0)))).rejects.toMatchObject({ code: 'unauthorized' })
+    expect(lookups).toBe(13)
+  })
+
+  it('accepts a key created after its id was refused once forget() tells of it', async () => {
+    const auth = cached(5000)
+    const minted = await createKey({ db, sha256: NodeSha256 }, 'acme')
+    await auth.authenticate(headers(minted.key))
+    expect(lookups).toBe(1)
+    await revokeKey({ db, sha256: NodeSha256 }, minted.key_id)
+    auth.forget(minted.key_id)
+    await expect(auth.authenticate(headers(minted.key))).rejects.toMatchObject({ code: 'unauthorized' })
   })
 })

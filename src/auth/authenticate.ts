@@ -18,11 +18,18 @@
  * answers, so under steady use no request waits for the lookup. An entry is
  * never used past its TTL, and a revocation heard while a lookup is in
  * flight keeps that lookup's answer out of the cache.
+ *
+ * With the cache on, unknown key ids are cached too (for the same TTL, in a
+ * bounded least-recently-used cache of `negativeCacheSize` ids, so a flood of
+ * random ids cannot grow memory): an unknown id then costs what a known id
+ * with a wrong secret costs, a hash and a comparison, instead of a query per
+ * request that would tell a caller which ids exist.
  */
 import type { Kysely } from 'kysely'
-import { sha256Hex, timingSafeEqual, type Sha256Ctor } from '../crypto.ts'
+import { type Sha256Ctor, sha256Hex, timingSafeEqual } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
+import { BoundedCache } from './bounded-cache.ts'
 import { parseApiKey } from './keys.ts'
 
 export interface AuthenticatorOptions {
@@ -30,6 +37,8 @@ export interface AuthenticatorOptions {
   sha256: Sha256Ctor
   now: () => number
   cacheMs?: number
+  /** Unknown key ids remembered at most (default 10,000; only with `cacheMs`). */
+  negativeCacheSize?: number
 }
 
 export interface Authenticator {
@@ -63,6 +72,8 @@ export function presentedKey(headers: Headers): string | null {
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const cache = new Map<string, CachedKey>()
   const cacheMs = options.cacheMs ?? 0
+  /** Unknown key id -> when that answer expires. */
+  const unknown = new BoundedCache<number>(options.negativeCacheSize ?? 10_000)
   /** Lookups under way, by key id (only with the cache on). */
   const inFlight = new Map<string, Promise<CachedKey | null>>()
   /** Bumped by every `forget`: a lookup begun before it must not fill the cache. */
@@ -75,7 +86,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       .select(['client_id', 'secret_sha256', 'revoked_at'])
       .where('key_id', '=', keyId)
       .executeTakeFirst()
-    if (!row) return null
+    if (!row) {
+      if (cacheMs > 0 && begun === forgets) unknown.set(keyId, options.now() + cacheMs)
+      return null
+    }
     const entry = {
       clientId: row.client_id,
       secretSha256: row.secret_sha256,
@@ -100,9 +114,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function lookup(keyId: string): Promise<CachedKey | null> {
     // Without a cache every request reads the row itself: a revocation applies to the next request.
-    if (cacheMs <= 0) return query(keyId)
-    const hit = cache.get(keyId)
+    if (cacheMs <= 0) return await query(keyId)
     const now = options.now()
+    const missing = unknown.get(keyId)
+    if (missing !== undefined) {
+      if (missing > now) return null
+      unknown.delete(keyId)
+    }
+    const hit = cache.get(keyId)
     if (hit === undefined || hit.expires <= now) return shared(keyId)
     if (hit.expires - now < cacheMs / 5 && !inFlight.has(keyId)) {
       // Refresh ahead; a failure here only means the next request after expiry looks it up itself.
@@ -124,6 +143,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     forget(keyId) {
       forgets++
       cache.delete(keyId)
+      unknown.delete(keyId)
       inFlight.delete(keyId)
     },
     caching: cacheMs > 0,

@@ -12,15 +12,21 @@
  */
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, Deps } from '../context.ts'
-import { readSessionCookie } from '../portal/session.ts'
+import { readSessionCookie } from '../auth/session.ts'
+import { presentedKey } from './authenticate.ts'
+import { parseApiKey } from './keys.ts'
 
-export function requireApiKey(deps: Pick<Deps, 'auth' | 'sessions'>) {
+/** Then, when configured, counts the request against its key's rate limit (`deps.limits.api`). */
+export function requireKeyOrSession(deps: Pick<Deps, 'auth' | 'sessions'> & Partial<Pick<Deps, 'limits'>>) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const headers = c.req.raw.headers
     const read = c.req.method === 'GET' || c.req.method === 'HEAD'
     const keyGiven = headers.has('authorization') || headers.has('x-service-key')
     const session = read && !keyGiven ? await deps.sessions.verify(readSessionCookie(c)) : null
     c.set('clientId', session ? session.clientId : await deps.auth.authenticate(headers))
-    await next()
+    const limit = deps.limits?.api
+    if (!limit) return next()
+    c.set('keyId', session ? session.keyId : parseApiKey(presentedKey(headers) ?? '')!.keyId)
+    await limit(c, next)
   })
 }

@@ -4,12 +4,15 @@
  * and `node:*`; everything else is the runtime-agnostic core.
  */
 import { parseArgs } from 'node:util'
-import { readConfig, type EpisodicConfig } from '../config.ts'
+import { type EpisodicConfig, readConfig } from '../config.ts'
 import { EpisodicError } from '../errors.ts'
+import { isUuid } from '../http/fields.ts'
 import { runAdmin } from './admin.ts'
-import { CliError, EXIT, configError, usageError } from './exit.ts'
+import { CliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
+import { type CliIO, cliIO, err, out, withIO } from './io.ts'
 import { printAdminResult } from './print.ts'
+import { VERSION } from '../version.ts'
 
 type Verb = (argv: string[]) => Promise<number>
 
@@ -22,6 +25,8 @@ const VERBS: Record<string, Verb> = {
   clients: (argv) => adminVerb('clients', argv, { create: 1, list: 0 }),
   keys: (argv) => adminVerb('keys', argv, { create: 0, list: 0, revoke: 1 }),
   episodes: (argv) => adminVerb('episodes', argv, { archive: 1 }),
+  upload: async (argv) => (await import('./upload.ts')).uploadCommand(argv),
+  webhooks: (argv) => adminVerb('webhooks', argv, { add: 1, list: 0, remove: 1 }),
   replay: async (argv) => {
     const { replayCommand } = await import('./replay.ts')
     return replayCommand(argv)
@@ -30,7 +35,7 @@ const VERBS: Record<string, Verb> = {
 
 function config(): EpisodicConfig {
   try {
-    return readConfig(process.env)
+    return readConfig(cliIO().env)
   } catch (error) {
     throw configError((error as Error).message)
   }
@@ -42,52 +47,88 @@ function parse(argv: string[], options: Options, help: string): { values: Record
   try {
     const parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
     if (parsed.values.help) {
-      console.log(HELP[help])
+      out(HELP[help])
       throw new CliError('', EXIT.ok)
     }
     return parsed
   } catch (error) {
     if (error instanceof CliError) throw error
-    throw usageError(`${(error as Error).message}\n\n${HELP[help]}`)
+    throw usageError((error as Error).message, help)
   }
 }
 
 async function adminVerb(group: string, argv: string[], subverbs: Record<string, number>): Promise<number> {
   const { values, positionals } = parse(argv, { client: { type: 'string' }, json: { type: 'boolean' } }, group)
   const [sub, ...rest] = positionals
-  if (!sub || !(sub in subverbs)) throw usageError(`${group}: expected one of ${Object.keys(subverbs).join(', ')}\n\n${HELP[group]}`)
-  const needsClient = group === 'keys' && (sub === 'create' || sub === 'list')
-  if (needsClient && !values.client) throw usageError(`keys ${sub}: --client NAME is required`)
-  if (rest.length !== subverbs[sub]) throw usageError(`${group} ${sub}: expected ${subverbs[sub]} argument(s), got ${rest.length}\n\n${HELP[group]}`)
-  let args = needsClient ? [values.client as string] : rest
+  if (!sub || !(sub in subverbs)) throw usageError(`${group}: expected one of ${Object.keys(subverbs).join(', ')}`, group)
+  const needsClient = (group === 'keys' && (sub === 'create' || sub === 'list')) || (group === 'webhooks' && sub !== 'remove')
+  if (needsClient && !values.client) throw usageError(`${group} ${sub}: --client NAME is required`, group)
+  if (rest.length !== subverbs[sub]) throw usageError(`${group} ${sub}: expected ${subverbs[sub]} argument(s), got ${rest.length}`, group)
+  let args = needsClient ? [values.client as string, ...rest] : rest
   // `keys revoke` accepts the whole key too; only its id part is used.
-  if (group === 'keys' && sub === 'revoke') args = [args[0]!.replace(/^epk_([a-z2-7]{12})_.*$/, '$1')]
-  const result = await runAdmin(config(), `${group}.${sub}`, args)
+  if (group === 'keys' && sub === 'revoke') {
+    args = [args[0]!.replace(/^epk_([a-z2-7]{12})_.*$/, '$1')]
+    if (!KEY_ID.test(args[0]!)) throw usageError(`keys revoke: "${args[0]}" is not a key id (12 characters a-z, 2-7) or a key`, group)
+  }
+  if (group === 'episodes' && !isUuid(args[0]!)) throw usageError(`episodes ${sub}: "${args[0]}" is not an episode id (a UUID)`, group)
+  let result: unknown
+  try {
+    result = await runAdmin(config(), `${group}.${sub}`, args)
+  } catch (error) {
+    throw adminError(error, group)
+  }
   printAdminResult(`${group}.${sub}`, result, Boolean(values.json))
   return EXIT.ok
 }
 
-/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+const KEY_ID = /^[a-z2-7]{12}$/
+
+/**
+ * What the admin functions refuse, as the caller's mistake, never 1: a
+ * malformed argument or one naming no client, key, episode or webhook is a
+ * usage error (exit 2, as the webhooks verbs have it); a client that already
+ * exists is about what is configured (exit 3).
+ */
+function adminError(error: unknown, group: string): unknown {
+  if (!(error instanceof EpisodicError)) return error
+  if (error.code === 'invalid' || error.code === 'not_found') return usageError(error.message, group)
+  if (error.code === 'conflict') return configError(error.message)
+  return error
+}
+
+/**
+ * Runs the CLI with `argv` (without node and script) and returns the exit
+ * code. With `io`, the command reads that environment and folder and writes
+ * there instead of the process's (see io.ts).
+ */
+export async function main(argv: string[], io?: CliIO): Promise<number> {
+  return await (io ? withIO(io, () => runVerb(argv)) : runVerb(argv))
+}
+
+async function runVerb(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv
   try {
+    if (verb === '--version' || verb === '-V') {
+      out(VERSION)
+      return EXIT.ok
+    }
     if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
-      console.log(HELP.main)
+      out(HELP.main)
       return verb ? EXIT.ok : EXIT.usage
     }
     const run = VERBS[verb]
-    if (!run) throw usageError(`unknown verb "${verb}"\n\n${HELP.main}`)
+    if (!run) throw usageError(`unknown verb "${verb}"`)
     return await run(rest)
   } catch (error) {
     if (error instanceof CliError) {
-      if (error.message) console.error(`episodic: ${error.message}`)
+      if (error.message) err(`episodic: ${error.message}`)
       return error.exitCode
     }
     if (error instanceof EpisodicError && error.code !== 'internal') {
-      console.error(`episodic: ${error.message}`)
-      return error.code === 'invalid' ? EXIT.usage : EXIT.failure
+      err(`episodic: ${error.message}`)
+      return error.code === 'invalid' || error.code === 'not_found' ? EXIT.usage : error.code === 'conflict' ? EXIT.config : EXIT.failure
     }
-    console.error('episodic: unexpected failure:', error)
+    err('episodic: unexpected failure:', error)
     return EXIT.failure
   }
 }

@@ -1,22 +1,66 @@
 /**
- * Loads `--policy MODULE:FN`: MODULE is a file (`./policy.mjs`, `lib/p.ts`)
- * or a package name resolved from the working directory; FN is an attribute
- * path that may be dotted (`policies.v2.act`). TypeScript files load through
- * tsx's loader, so a `.ts` policy works without a build step.
+ * Loads `--policy`:
+ * - `MODULE:FN`: MODULE is a file (`./policy.mjs`, `lib/p.ts`) or a package
+ *   name resolved from the working directory; FN is an attribute path that
+ *   may be dotted (`policies.v2.act`). TypeScript files load through tsx's
+ *   loader, so a `.ts` policy works without a build step. A `reset` function
+ *   beside FN (a module export for a top-level FN, `policies.v2.reset` for
+ *   `policies.v2.act`) runs before each episode.
+ * - `py:package.module:attr` or `path/file.py:attr`: a Python callable, run
+ *   by the Python bridge (`pythonPolicy`).
+ * - `ws://host:port` (or `wss://`): an openpi-protocol policy server
+ *   (`websocketPolicy`).
  */
 import { existsSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { Policy } from '../replay/episode.ts'
+import WebSocket from 'ws'
+import type { PolicyObject } from '../replay/policy.ts'
+import { pythonPolicy } from '../replay/python/policy.ts'
+import { parseKeyMap } from '../replay/websocket/key-map.ts'
+import { type WebSocketConstructor, websocketPolicy } from '../replay/websocket/policy.ts'
 import { configError, usageError } from './exit.ts'
 import { resolvePackage } from './resolve-package.ts'
 
 const FILE_RE = /\.(?:[cm]?js|[cm]?ts|tsx)$/
 
-/** Splits and resolves `MODULE:FN` against `cwd`, imports it and returns the function. */
-export async function loadPolicy(spec: string, cwd: string): Promise<Policy> {
+export interface LoadPolicyOptions {
+  /** `--python`: the interpreter for Python policies (default `python3` on PATH). */
+  python?: string
+  /** `--obs-map` / `--action-map` text (`from=to,...`), for policy servers. */
+  obsMap?: string
+  actionMap?: string
+}
+
+/** Resolves `--policy` against `cwd` and returns a policy object (its `close` ends a Python process or a connection). */
+export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyOptions = {}): Promise<PolicyObject> {
+  if ((options.obsMap || options.actionMap) && !/^wss?:\/\//.test(spec)) {
+    throw usageError('--obs-map and --action-map apply to a policy server (--policy ws://host:port)')
+  }
+  if (/^wss?:\/\//.test(spec)) {
+    try {
+      const observationKeys = options.obsMap ? parseKeyMap(options.obsMap, '--obs-map') : undefined
+      const actionKeys = options.actionMap ? parseKeyMap(options.actionMap, '--action-map') : undefined
+      return websocketPolicy({ url: spec, observationKeys, actionKeys, WebSocket: WebSocket as unknown as WebSocketConstructor })
+    } catch (error) {
+      throw usageError((error as Error).message)
+    }
+  }
+  const python = spec.startsWith('py:') ? spec.slice(3) : /^[^:]+\.py:[^:]+$/.test(spec) ? spec : null
+  if (python !== null) {
+    if (!/^[^:]+:[^:]+$/.test(python)) throw usageError(`--policy py:MODULE:ATTR needs both parts (got "${spec}")`)
+    if (python.split(':')[0]!.endsWith('.py') && !existsSync(resolve(cwd, python.split(':')[0]!))) {
+      throw configError(`policy module not found: ${resolve(cwd, python.split(':')[0]!)}`)
+    }
+    return pythonPolicy({ module: python, python: options.python, cwd })
+  }
+  if (options.python) throw usageError('--python applies to a Python policy (--policy py:package.module:attr or file.py:attr)')
+  return await loadJavaScriptPolicy(spec, cwd)
+}
+
+async function loadJavaScriptPolicy(spec: string, cwd: string): Promise<PolicyObject> {
   const colon = spec.lastIndexOf(':')
-  if (colon <= 0 || colon === spec.length - 1) throw usageError(`--policy must be MODULE:FN (got "${spec}")`)
+  if (colon <= 0 || colon === spec.length - 1) throw usageError(`--policy must be MODULE:FN (got "${spec}")`, 'replay')
   const moduleName = spec.slice(0, colon)
   const attribute = spec.slice(colon + 1)
   const url = resolveModule(moduleName, cwd)
@@ -28,13 +72,22 @@ export async function loadPolicy(spec: string, cwd: string): Promise<Policy> {
     throw configError(`cannot import policy module ${moduleName}: ${(error as Error).message}`)
   }
   let value: unknown = mod
+  let holder: Record<string, unknown> | undefined
   for (const part of attribute.split('.')) {
-    const holder = value as Record<string, unknown> | undefined
-    value = holder?.[part] ?? (holder === mod ? (mod.default as Record<string, unknown> | undefined)?.[part] : undefined)
+    holder = value as Record<string, unknown> | undefined
+    const direct = holder?.[part]
+    if (direct === undefined && holder === mod) holder = mod.default as Record<string, unknown> | undefined
+    value = direct ?? holder?.[part]
     if (value === undefined) throw configError(`policy module ${moduleName} has no attribute "${attribute}" (missing "${part}")`)
   }
   if (typeof value !== 'function') throw configError(`${moduleName}:${attribute} is a ${typeof value}, not a function`)
-  return value as Policy
+  const act = value as PolicyObject['act']
+  const reset = holder?.reset
+  if (reset !== undefined && typeof reset !== 'function') throw configError(`${moduleName}: "reset" beside ${attribute} is a ${typeof reset}, not a function`)
+  // Called as plain functions, as before there was a reset hook (stack traces name the policy's function).
+  return reset
+    ? { act: (obs, context) => act(obs, context), reset: (context) => (reset as NonNullable<PolicyObject['reset']>)(context) }
+    : { act: (obs, context) => act(obs, context) }
 }
 
 function resolveModule(name: string, cwd: string): string {

@@ -1,11 +1,14 @@
 /** The lines `episodic replay run` prints (spec, "Command line"). */
-import type { RollupSummary } from '../eval/rollup.ts'
-import { METRICS } from '../eval/rollup.ts'
+import { significant } from '../eval/numbers.ts'
+import { usageError } from './exit.ts'
+import { METRICS, type MetricSummary, type RollupSummary } from '../eval/rollup.ts'
 import type { EpisodeResult, EvalRunHandle } from '../replay/run.ts'
 
 export function headerLine(run: EvalRunHandle): string {
   const n = run.baselineEpisodeIds.length
-  return `replay run: candidate ${run.candidatePolicyVersion} vs baseline ${run.baselinePolicyVersion ?? '(unspecified)'}, ${n} episode${n === 1 ? '' : 's'}${run.dryRun ? ' (dry run: no uploads)' : ''}`
+  return `replay run: candidate ${run.candidatePolicyVersion} vs baseline ${run.baselinePolicyVersion ?? '(unspecified)'}, ${n} episode${n === 1 ? '' : 's'}${
+    run.dryRun ? ' (dry run: no uploads)' : ''
+  }`
 }
 
 export function runLine(run: EvalRunHandle): string {
@@ -18,25 +21,96 @@ export function episodeLine(result: EpisodeResult, dryRun: boolean): string {
   return `${prefix} ${result.replayEpisodeId ? result.replayEpisodeId.slice(0, 8) : dryRun ? '(dry run)' : '?'}`
 }
 
-const num = (x: number | null, signed = false) => (x === null ? '-' : `${signed && x > 0 ? '+' : ''}${Number(x.toFixed(3))}`)
+const num = (x: number | null, signed = false) => (x === null ? '-' : significant(x, signed))
 
+/** `better` / `worse` only when the 95% interval excludes no change; a point estimate alone is `no clear change`. */
+export function mark(m: MetricSummary): string {
+  if (m.delta === null) return 'not compared'
+  if (m.significant === true) return m.delta_is_better ? 'better' : 'worse'
+  return 'no clear change'
+}
+
+/**
+ * The rollup table: per metric baseline, candidate and delta (three
+ * significant digits, so -0.0004 stays -0.0004), the 95% interval of the
+ * paired delta, the number of pairs and the mark.
+ */
 export function metricLines(summary: RollupSummary): string[] {
   const rows = METRICS.map((m) => {
     const s = summary[m.name]
-    const mark = s.delta_is_better === null ? '' : s.delta_is_better ? 'better' : s.delta === 0 ? 'same' : 'worse'
-    return [m.name, num(s.baseline), num(s.candidate), num(s.delta, true), mark]
+    const interval = s.ci_low === null || s.ci_high === null ? '-' : `[${num(s.ci_low, true)}, ${num(s.ci_high, true)}]`
+    return [m.name, num(s.baseline), num(s.candidate), num(s.delta, true), interval, String(s.n ?? 0), mark(s)]
   })
-  const header = ['metric', 'baseline', 'candidate', 'delta', '']
+  const header = ['metric', 'baseline', 'candidate', 'delta', '95% interval', 'n', 'mark']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
 }
 
+/** Outcome metrics: the policy's own `_outcome` values are labelled as such, with how often it supplied them. */
+export function provenanceLines(summary: RollupSummary): string[] {
+  const lines: string[] = []
+  for (const m of METRICS) {
+    if (m.name === 'ood_action_share') continue
+    const s = summary[m.name]
+    if (!s.candidate_source || s.n === 0) continue
+    const { reported, recorded } = s.candidate_source
+    if (reported > 0) {
+      lines.push(
+        `${m.name}: candidate values reported by the policy in ${reported} of ${plural(s.n, 'episode')}${
+          recorded > 0 ? `, copied from the baseline in ${recorded}` : ''
+        }`,
+      )
+    } else if (recorded > 0) {
+      lines.push(`${m.name}: candidate values copied from the baseline in ${recorded} of ${plural(s.n, 'episode')} (the policy reported none; delta 0 there)`)
+    }
+  }
+  return lines
+}
+
+/** The verdict and its reasons, one per line. */
+export function verdictLines(summary: RollupSummary): string[] {
+  const needed = summary.verdict === 'inconclusive' && summary.episodes_needed !== null
+    ? ` (about ${summary.episodes_needed} paired episodes would settle it)`
+    : ''
+  return [`verdict: ${String(summary.verdict).toUpperCase()}${needed}`, ...(summary.reasons ?? []).map((r) => `  - ${r}`)]
+}
+
+/** Said on every run: what replay can and cannot show. */
+export const OPEN_LOOP_NOTE =
+  'note: replay is open-loop: the candidate never changes what it observes (every step feeds the recorded observation), so outcome values are only what the policy reports or the baseline recorded; the action distance and OOD share are what replay measures.'
+
 export function recommendationLine(summary: RollupSummary): string {
   const detail = `${summary.better_count} of ${summary.metric_total} comparable metrics better`
-  return summary.recommend === 'ship' ? `recommendation: SHIP (${detail})` : `recommendation: HOLD (${detail}; ship needs 2/3 better, success and collisions not worse, no failed episode)`
+  if (summary.recommend === 'ship') return `recommendation: SHIP (verdict ship; ${detail})`
+  return `recommendation: HOLD (verdict ${summary.verdict ?? 'hold'}; ${detail})`
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 function firstLine(text: string | null): string {
   const line = (text ?? '').split('\n')[0] ?? ''
   return line.length > 160 ? `${line.slice(0, 157)}...` : line
+}
+
+/** Everything after the progress lines: the table, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
+export function summaryLines(summary: RollupSummary): string[] {
+  return [...metricLines(summary), ...provenanceLines(summary), ...verdictLines(summary), OPEN_LOOP_NOTE, recommendationLine(summary)]
+}
+
+/** `--min-episodes` and `--max-ood-share`, checked here so a typo is a usage error (exit 2) before any request. */
+export function verdictThresholds(minEpisodes: string | undefined, maxOodShare: string | undefined): { minEpisodes?: number; maxOodActionShare?: number } {
+  const out: { minEpisodes?: number; maxOodActionShare?: number } = {}
+  if (minEpisodes !== undefined) {
+    const n = Number(minEpisodes)
+    if (!/^\d+$/.test(minEpisodes.trim()) || n < 1 || n > 10000) {
+      throw usageError(`--min-episodes must be an integer from 1 to 10000, got "${minEpisodes}"`, 'replay')
+    }
+    out.minEpisodes = n
+  }
+  if (maxOodShare !== undefined) {
+    const x = Number(maxOodShare)
+    if (maxOodShare.trim() === '' || !(x >= 0 && x <= 1)) throw usageError(`--max-ood-share must be a number from 0 to 1, got "${maxOodShare}"`, 'replay')
+    out.maxOodActionShare = x
+  }
+  return out
 }

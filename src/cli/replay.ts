@@ -7,14 +7,18 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { inflateRawSync } from 'node:zlib'
 import { EpisodicClient } from '../client/client.ts'
+import { runtimeEnvironment } from '../client/environment.ts'
 import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
 import type { RollupSummary } from '../eval/rollup.ts'
 import { createZlibInflate } from '../replay/npz/index.ts'
-import { completeRun, createRun, runAgainst } from '../replay/run.ts'
-import { CliError, EXIT, configError, usageError } from './exit.ts'
+import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, runAgainst } from '../replay/run.ts'
+import { NO_API_KEY } from '../client/config.ts'
+import { CliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
+import { nodeFetch } from './http-fetch.ts'
+import { cliIO, err, out } from './io.ts'
 import { loadPolicy } from './policy.ts'
-import { episodeLine, headerLine, metricLines, recommendationLine, runLine } from './replay-output.ts'
+import { episodeLine, headerLine, runLine, summaryLines, verdictThresholds } from './replay-output.ts'
 
 const OPTIONS = {
   policy: { type: 'string' },
@@ -25,34 +29,53 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   profile: { type: 'string' },
   'fail-on-hold': { type: 'boolean' },
+  'min-episodes': { type: 'string' },
+  'max-ood-share': { type: 'string' },
+  'upload-actions': { type: 'boolean' },
+  // Policy kinds and throughput (docs/python-policies.md).
+  python: { type: 'string' },
+  'obs-map': { type: 'string' },
+  'action-map': { type: 'string' },
+  concurrency: { type: 'string' },
+  'prefetch-mb': { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
 export async function replayCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv
   if (!sub || sub === '--help' || sub === '-h') {
-    console.log(HELP.replay)
+    out(HELP.replay)
     return sub ? EXIT.ok : EXIT.usage
   }
-  if (sub !== 'run') throw usageError(`replay: unknown verb "${sub}" (expected "run")\n\n${HELP.replay}`)
+  if (sub !== 'run') throw usageError(`replay: unknown verb "${sub}" (expected "run")`, 'replay')
   let values
   try {
     ;({ values } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: false, strict: true }))
   } catch (error) {
-    throw usageError(`${(error as Error).message}\n\n${HELP.replay}`)
+    throw usageError((error as Error).message, 'replay')
   }
   if (values.help) {
-    console.log(HELP.replay)
+    out(HELP.replay)
     return EXIT.ok
   }
   for (const flag of ['policy', 'candidate-version', 'baseline-episodes'] as const) {
-    if (!values[flag]) throw usageError(`replay run: --${flag} is required\n\n${HELP.replay}`)
+    if (!values[flag]) throw usageError(`replay run: --${flag} is required`, 'replay')
   }
   const ids = baselineIds(values['baseline-episodes']!)
-  const policy = await loadPolicy(values.policy!, process.cwd())
+  const thresholds = verdictThresholds(values['min-episodes'], values['max-ood-share'])
+  const concurrency = wholeNumber(values.concurrency, '--concurrency', 1, 1)
+  const prefetchMb = wholeNumber(values['prefetch-mb'], '--prefetch-mb', 256, 0)
+  const policy = await loadPolicy(values.policy!, cliIO().cwd, { python: values.python, obsMap: values['obs-map'], actionMap: values['action-map'] })
   const dryRun = Boolean(values['dry-run'])
+  // With --json, stdout carries one JSON document (for jq and CI scripts) and the
+  // human progress lines go to stderr.
+  const json = Boolean(values.json)
+  const say = json ? (line: string) => err(line) : (line: string) => out(line)
   try {
-    const client = await EpisodicClient.connect({ profile: values.profile })
+    // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
+    await policy.open?.()
+    const client = await EpisodicClient.connect({ profile: values.profile, fetch: nodeFetch, environment: { ...runtimeEnvironment(), env: cliIO().env } })
     const run = await createRun({
       candidatePolicyVersion: values['candidate-version']!,
       baselineEpisodeIds: ids,
@@ -60,28 +83,68 @@ export async function replayCommand(argv: string[]): Promise<number> {
       name: values.name,
       client,
       dryRun,
+      ...thresholds,
     })
-    console.log(headerLine(run))
-    console.log(runLine(run))
-    await runAgainst(run, policy, {
+    say(headerLine(run))
+    say(runLine(run))
+    const results = await runAgainst(run, policy, {
       dryRun,
+      uploadActions: Boolean(values['upload-actions']),
       inflate: createZlibInflate(inflateRawSync),
-      onEpisode: (result) => console.log(episodeLine(result, dryRun)),
+      concurrency,
+      prefetch: prefetchMb === 0 ? false : { bytes: prefetchMb * 1024 * 1024 },
+      onEpisode: (result) => say(episodeLine(result, dryRun)),
+      stderr: (text) => err(text),
     })
     const { summary } = (await completeRun(run)) as { summary: RollupSummary }
-    for (const line of metricLines(summary)) console.log(line)
-    console.log(recommendationLine(summary))
-    return summary.recommend === 'hold' && values['fail-on-hold'] ? EXIT.hold : EXIT.ok
+    for (const line of summaryLines(summary)) say(line)
+    if (json) out(JSON.stringify(jsonReport(run, results, summary), null, 2))
+    if (results.length > 0 && results.every((r) => r.status === 'failed')) {
+      err(`episodic: every episode failed (${results.length} of ${results.length}); nothing was compared`)
+      return EXIT.allFailed
+    }
+    if (!values['fail-on-hold'] || summary.verdict === 'ship') return EXIT.ok
+    return summary.verdict === 'inconclusive' ? EXIT.inconclusive : EXIT.hold
   } catch (error) {
     throw asCliError(error)
+  } finally {
+    await policy.close?.()
   }
+}
+
+/** The `--json` document: the run, every episode's result and the summary, wire names as in the API. */
+function jsonReport(run: EvalRunHandle, results: EpisodeResult[], summary: RollupSummary): Record<string, unknown> {
+  return {
+    eval_run_id: run.id,
+    name: run.name,
+    candidate_policy_version: run.candidatePolicyVersion,
+    baseline_policy_version: run.baselinePolicyVersion,
+    dry_run: run.dryRun,
+    portal_url: run.portalUrl,
+    results: results.map((r) => ({
+      baseline_episode_id: r.baselineEpisodeId,
+      status: r.status,
+      replay_episode_id: r.replayEpisodeId,
+      error: r.error,
+      metrics: r.metrics,
+    })),
+    summary,
+  }
+}
+
+/** A whole-number flag value (default when absent); a usage error names the flag otherwise. */
+function wholeNumber(value: string | undefined, flag: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!/^\d+$/.test(value.trim()) || n < min) throw usageError(`${flag} must be a whole number >= ${min} (got "${value}")`)
+  return n
 }
 
 /** `a,b,c` or `@file` with one id per line (blank lines ignored). */
 function baselineIds(value: string): string[] {
   let list: string[]
   if (value.startsWith('@')) {
-    const file = resolve(value.slice(1))
+    const file = resolve(cliIO().cwd, value.slice(1))
     let text: string
     try {
       text = readFileSync(file, 'utf8')
@@ -91,12 +154,16 @@ function baselineIds(value: string): string[] {
     list = text.split(/\r?\n/)
   } else list = value.split(',')
   const ids = list.map((s) => s.trim()).filter(Boolean)
-  if (ids.length === 0) throw usageError('--baseline-episodes: no episode ids given')
+  if (ids.length === 0) throw usageError('--baseline-episodes: no episode ids given', 'replay')
   return ids
 }
 
 function asCliError(error: unknown): unknown {
   if (!(error instanceof EpisodicClientError)) return error
+  // The library names its options (apiKey); the command line has variables and flags.
+  if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
+    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
+  }
   if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
   if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
   if (error instanceof NotFoundError) return new CliError(`not found (unknown, or not this key's client): ${error.message}`, EXIT.auth)

@@ -25,7 +25,10 @@ const POLICY = (tag: string) => `export const act = () => ({ tag: '${tag}' })\ne
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'episodic-resolve-'))
   pkg('esm-only', { type: 'module', exports: { '.': { import: './index.js' } } }, { 'index.js': POLICY('esm-only') })
-  pkg('dual', { exports: { '.': { require: './index.cjs', import: './index.mjs' } } }, { 'index.cjs': 'exports.act = () => ({ tag: "cjs" })\n', 'index.mjs': POLICY('esm') })
+  pkg('dual', { exports: { '.': { require: './index.cjs', import: './index.mjs' } } }, {
+    'index.cjs': 'exports.act = () => ({ tag: "cjs" })\n',
+    'index.mjs': POLICY('esm'),
+  })
   pkg('nested', { exports: { node: { import: './node.mjs' }, default: './default.mjs' } }, { 'node.mjs': POLICY('node'), 'default.mjs': POLICY('default') })
   pkg('@lab/policies', { type: 'module', exports: { '.': './index.js', './policies/*': { import: './src/*.js' }, './internal/*': null } }, {
     'index.js': POLICY('scoped'),
@@ -88,15 +91,17 @@ describe('exportTarget', () => {
 
 describe('loadPolicy with packages', () => {
   it('imports the policy function a package exports for import', async () => {
-    for (const [spec, tag] of [
-      ['esm-only:act', 'esm-only'],
-      ['dual:act', 'esm'],
-      ['nested:default.act', 'node'],
-      ['@lab/policies/policies/v2:act', 'v2'],
-      ['legacy:act', 'legacy'],
-    ] as const) {
+    for (
+      const [spec, tag] of [
+        ['esm-only:act', 'esm-only'],
+        ['dual:act', 'esm'],
+        ['nested:default.act', 'node'],
+        ['@lab/policies/policies/v2:act', 'v2'],
+        ['legacy:act', 'legacy'],
+      ] as const
+    ) {
       const policy = await loadPolicy(spec, dir)
-      expect(policy({}) as unknown, spec).toEqual({ tag })
+      expect(policy.act({}, { step: 0, steps: 1, episodeIndex: 0, baselineEpisodeId: 'b' }) as unknown, spec).toEqual({ tag })
     }
   })
 

@@ -17,7 +17,7 @@ const CONDITIONS = new Set(['import', 'node', 'default'])
 /** The file URL `import(specifier)` would load from `cwd`; throws when it cannot be resolved. */
 export function resolvePackage(specifier: string, cwd: string): string {
   const { name, subpath } = splitSpecifier(specifier)
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+  for (let dir = resolve(cwd);; dir = dirname(dir)) {
     const root = join(dir, 'node_modules', name)
     const manifest = join(root, 'package.json')
     if (existsSync(manifest)) {

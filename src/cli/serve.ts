@@ -2,31 +2,54 @@
  * `episodic serve`: opens the configured database and storage, bootstraps a
  * `default` client on an empty database, listens, and (on the embedded
  * database) opens the control socket for admin verbs.
+ *
+ * Before opening anything it refuses, with one line and exit code 3, a data
+ * folder another live server holds and a port that is taken.
  */
-import { createNodeApp, serveNode } from '../../adapters/node/index.ts'
+import { createServer } from 'node:net'
+import { createNodeApp, dataFolderHolder, DataFolderInUse, type NodeApp, type RunningServer, serveNode } from '../../adapters/node/index.ts'
 import { createClient, createKey } from '../admin/admin.ts'
 import type { EpisodicConfig } from '../config.ts'
 import { adminCall } from './admin.ts'
 import { startControl } from './control.ts'
-import { configError } from './exit.ts'
+import { out } from './io.ts'
+import { CliError, configError, EXIT } from './exit.ts'
 import type { EpisodicApp } from '../app.ts'
 
 export async function serveCommand(config: EpisodicConfig, flags: { port?: string; host?: string }): Promise<number> {
   const port = flags.port === undefined ? config.port : Number(flags.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw configError(`--port must be a port number (got "${flags.port}")`)
   const host = flags.host ?? config.host
-
-  const { app, warm, close } = await createNodeApp(config)
-  await warm()
-  const server = await serveNode(app, { port, host })
   const embedded = !config.databaseUrl
-  const control = embedded
-    ? await startControl(config.dataDir, server.url, adminCall(app.deps, (keyId) => app.deps.auth.forget(keyId)))
-    : undefined
+  const holder = embedded ? dataFolderHolder(config.dataDir) : undefined
+  if (holder !== undefined) throw configError(new DataFolderInUse(config.dataDir, holder).message)
+  await probePort(port, host)
+
+  let node: NodeApp
+  try {
+    node = await createNodeApp(config)
+  } catch (error) {
+    if (error instanceof DataFolderInUse) throw configError(error.message)
+    throw databaseError(error, config.databaseUrl) ?? error
+  }
+  const { app, close } = node
+  let server: RunningServer
+  try {
+    server = await serveNode(app, { port, host })
+  } catch (error) {
+    await close()
+    throw listenError(error, port) ?? error
+  }
+  const control = embedded ? await startControl(config.dataDir, server.url, adminCall(app.deps, (keyId) => app.deps.auth.forget(keyId))) : undefined
 
   const where = embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'
-  const storage = config.storage.kind === 'none' ? 'no object storage' : config.storage.kind === 's3' ? `S3 bucket ${config.storage.s3.bucket}` : 'built-in object store'
-  console.log(`episodic listening on ${server.url} (${where}, ${storage})`)
+  const storage = config.storage.kind === 'none'
+    ? 'no object storage'
+    : config.storage.kind === 's3'
+    ? `S3 bucket ${config.storage.s3.bucket}`
+    : 'built-in object store'
+  const webhooks = config.webhookIntervalMs > 0 ? `webhooks sent every ${config.webhookIntervalMs / 1000} s` : 'webhooks not sent by this instance'
+  out(`episodic listening on ${server.url} (${where}, ${storage}, ${webhooks})`)
   await bootstrap(app, server.url)
 
   let stopping = false
@@ -43,6 +66,45 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
   return 0
 }
 
+/** The one-line refusal for a port that cannot be had, or undefined for other errors. */
+function listenError(error: unknown, port: number): Error | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code === 'EADDRINUSE') return configError(`port ${port} is in use; set PORT`)
+  if (code === 'EACCES') return configError(`port ${port} needs privileges this user lacks; set PORT`)
+  if (code === 'EADDRNOTAVAIL') return configError(`address is not available on this machine; set HOST`)
+  return undefined
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECT_TIMEOUT', '57P03'])
+
+/** A PostgreSQL that cannot be reached at startup, as one line (exit 5), or undefined. */
+function databaseError(error: unknown, databaseUrl: string | undefined): Error | undefined {
+  if (!databaseUrl) return undefined
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) {
+      let where = 'DATABASE_URL'
+      try {
+        const url = new URL(databaseUrl)
+        where = `${url.hostname}:${url.port || 5432} (DATABASE_URL)`
+      } catch {
+        // not a URL: name the variable only
+      }
+      return new CliError(`cannot reach PostgreSQL at ${where}: ${e.code}; is it running?`, EXIT.transport)
+    }
+  }
+  return undefined
+}
+
+/** Binds `host:port` once and lets go, so a taken port is reported before anything is opened. */
+async function probePort(port: number, host: string): Promise<void> {
+  if (port === 0) return
+  await new Promise<void>((done, fail) => {
+    const probe = createServer()
+    probe.once('error', (error) => fail(listenError(error, port) ?? error))
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => done()))
+  })
+}
+
 /** First start on an empty database: a `default` client and one key, printed once. */
 async function bootstrap(app: EpisodicApp, url: string): Promise<void> {
   const deps = app.deps
@@ -50,7 +112,7 @@ async function bootstrap(app: EpisodicApp, url: string): Promise<void> {
   if (any) return
   await createClient(deps, 'default')
   const { key } = await createKey(deps, 'default')
-  console.log(`
+  out(`
 First start: created client "default" with this API key (shown once, keep it):
 
   export EPISODIC_API_KEY=${key}
@@ -63,6 +125,6 @@ Open an episode:
     -d '{"name": "first run", "robot": "arm-1", "request_uploads": ["actions"]}'
 
 The portal (sign in with the same key): ${url}/portal
-More keys: npm run episodic -- keys create --client default
+More keys: npx episodic keys create --client default
 `)
 }

@@ -3,7 +3,8 @@
  * types come from the server's own valibot schemas, so the two cannot drift.
  * HTTP failures become the library's error classes (401 AuthError, 404
  * NotFoundError, 400/413 ValidationError, 409 ConflictError, 5xx ServerError,
- * network failures TransportError).
+ * network failures TransportError). A `seed` is exact over the signed 64-bit
+ * range: pass a `bigint` beyond 2^53; one comes back as a `bigint` too.
  *
  * @example
  * const client = await EpisodicClient.connect()            // env or credentials file
@@ -30,10 +31,21 @@ import type {
   OpenEpisodeBody,
   OpenEpisodeResponse,
   UploadUrl,
-} from '../ingest/schemas.ts'
+} from '../episodes/ingest-schemas.ts'
 import type { ArtifactKind } from '../storage/types.ts'
-import { resolveClientConfig, type ClientOptions } from './config.ts'
+import { jsonText, parseJson } from '../http/json.ts'
+import type {
+  ArtifactsResponse,
+  CompleteMultipartBody,
+  CompleteMultipartResponse,
+  CreateMultipartBody,
+  CreateMultipartResponse,
+  ResumeMultipartResponse,
+  UploadUrlsResponse,
+} from '../episodes/upload-schemas.ts'
+import { type ClientOptions, resolveClientConfig } from './config.ts'
 import { AuthError, ConflictError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
+import { readSizedBody } from './download.ts'
 
 export type OpenEpisodeRequest = v.InferInput<typeof OpenEpisodeBody>
 export type OpenEpisodeResult = v.InferOutput<typeof OpenEpisodeResponse>
@@ -41,7 +53,10 @@ export type FinalizeEpisodeRequest = v.InferInput<typeof FinalizeEpisodeBody>
 export type FinalizeEpisodeResult = v.InferOutput<typeof FinalizeEpisodeResponse>
 export type Episode = v.InferOutput<typeof EpisodeRecord>
 export type EpisodePage = v.InferOutput<typeof EpisodeList>
-export type ListEpisodesRequest = Partial<Record<keyof v.InferInput<typeof ListEpisodesQuery>, string | number>>
+/** `GET /api/episodes` parameters; `metadata.<key>` ones filter on metadata (`{ 'metadata.task': 'reach' }`, see docs/portal.md). */
+export type ListEpisodesRequest = Partial<Record<keyof v.InferInput<typeof ListEpisodesQuery>, string | number>> & {
+  [filter: `metadata.${string}`]: string | number | undefined
+}
 export type UploadUrlEntry = v.InferOutput<typeof UploadUrl>
 export type CreateEvalRunRequest = v.InferInput<typeof CreateEvalRunBody>
 export type CreatedEvalRun = v.InferOutput<typeof CreateEvalRunResponse>
@@ -50,6 +65,28 @@ export type UploadResultResult = v.InferOutput<typeof UploadResultResponse>
 export type FinalizedEvalRun = v.InferOutput<typeof FinalizeEvalRunResponse>
 export type EvalRun = v.InferOutput<typeof EvalRunWithResults>
 export type EvalRunPage = v.InferOutput<typeof EvalRunList>
+export type UploadUrlsResult = v.InferOutput<typeof UploadUrlsResponse>
+export type CreateMultipartRequest = v.InferInput<typeof CreateMultipartBody>
+export type MultipartUpload = v.InferOutput<typeof CreateMultipartResponse>
+export type ResumedMultipartUpload = v.InferOutput<typeof ResumeMultipartResponse>
+export type CompleteMultipartRequest = v.InferInput<typeof CompleteMultipartBody>
+export type CompletedMultipartUpload = v.InferOutput<typeof CompleteMultipartResponse>
+export type EpisodeArtifacts = v.InferOutput<typeof ArtifactsResponse>
+/** Per-call options of the create endpoints. */
+export interface CreateOptions {
+  /** Sent as `Idempotency-Key`: a retry with the same key gets the first answer (same ids). */
+  idempotencyKey?: string
+  /** Called when the answer is such a replay (`Idempotency-Replayed: true`). */
+  onReplayed?: () => void
+}
+/** What a PUT to a signed URL answered; HTTP errors are returned, not thrown (the caller decides to retry). */
+export interface SignedPutResult {
+  status: number
+  etag: string | null
+  /** S3's error code on failure (`AccessDenied`, `SignatureDoesNotMatch`, ...). */
+  code: string | null
+  message: string
+}
 export interface ArtifactAccess {
   episode_id: string
   kind: ArtifactKind
@@ -80,8 +117,57 @@ export class EpisodicClient {
     return `${this.baseUrl}/portal/eval-runs/${evalRunId}`
   }
 
-  openEpisode(body: OpenEpisodeRequest = {}): Promise<OpenEpisodeResult> {
-    return this.#json('POST', '/api/ingest/episode', body)
+  openEpisode(body: OpenEpisodeRequest = {}, options: CreateOptions = {}): Promise<OpenEpisodeResult> {
+    return this.#json('POST', '/api/ingest/episode', body, idempotencyHeader(options), options.onReplayed)
+  }
+
+  /** Fresh upload URLs for a `recording` or `failed` episode (default: the kinds requested at open). */
+  uploadUrls(episodeId: string, kinds?: ArtifactKind[]): Promise<UploadUrlsResult> {
+    return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/upload-urls`, kinds ? { kinds } : {})
+  }
+
+  /** Starts a multipart upload: one presigned PUT URL per part. */
+  createMultipart(episodeId: string, body: CreateMultipartRequest): Promise<MultipartUpload> {
+    return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart`, body)
+  }
+
+  /** The parts a multipart upload holds, and fresh URLs for the others. */
+  resumeMultipart(episodeId: string, uploadId: string): Promise<ResumedMultipartUpload> {
+    return this.#json('GET', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
+  }
+
+  completeMultipart(episodeId: string, uploadId: string, body: CompleteMultipartRequest): Promise<CompletedMultipartUpload> {
+    return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}/complete`, body)
+  }
+
+  async abortMultipart(episodeId: string, uploadId: string): Promise<void> {
+    await this.#json('DELETE', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
+  }
+
+  /** Which artifacts the store holds (a HEAD on each), with sizes. */
+  listArtifacts(episodeId: string): Promise<EpisodeArtifacts> {
+    return this.#json('GET', `/api/episodes/${encodeURIComponent(episodeId)}/artifacts`)
+  }
+
+  /**
+   * PUTs bytes to a signed URL (an upload URL or a part URL) and reports what
+   * object storage answered, without throwing on HTTP errors. A stream body
+   * needs `contentLength` (object storage refuses uploads of unknown length).
+   */
+  async signedPut(
+    url: string,
+    body: Blob | Uint8Array | ReadableStream<Uint8Array>,
+    options: { contentType?: string; contentLength?: number; signal?: AbortSignal } = {},
+  ): Promise<SignedPutResult> {
+    const headers: Record<string, string> = {}
+    if (options.contentType) headers['content-type'] = options.contentType
+    if (options.contentLength !== undefined) headers['content-length'] = String(options.contentLength)
+    const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', headers, body: body as BodyInit, signal: options.signal }
+    if (body instanceof ReadableStream) init.duplex = 'half'
+    const response = await this.#send(url, init, 'upload')
+    const text = await response.text().catch(() => '')
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? null
+    return { status: response.status, etag: response.headers.get('etag'), code, message: response.ok ? '' : s3Message(text) }
   }
 
   finalizeEpisode(episodeId: string, body: FinalizeEpisodeRequest = {}): Promise<FinalizeEpisodeResult> {
@@ -101,7 +187,10 @@ export class EpisodicClient {
    * kind's Content-Type, no Authorization header, no retry (retrying is the
    * caller's decision). Streams when given a ReadableStream.
    */
-  async upload(entry: Pick<UploadUrlEntry, 'kind' | 'url'>, body: Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string): Promise<{ etag: string | null }> {
+  async upload(
+    entry: Pick<UploadUrlEntry, 'kind' | 'url'>,
+    body: Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string,
+  ): Promise<{ etag: string | null }> {
     const contentType = entry.kind === 'video' ? 'video/mp4' : 'application/octet-stream'
     const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', headers: { 'content-type': contentType }, body: body as BodyInit }
     if (body instanceof ReadableStream) init.duplex = 'half'
@@ -126,14 +215,14 @@ export class EpisodicClient {
       throw httpError(response.status, `download of ${kind} of episode ${episodeId} failed (${response.status}): ${s3Message(text)}`)
     }
     try {
-      return new Uint8Array(await response.arrayBuffer())
+      return await readSizedBody(response)
     } catch (error) {
       throw new TransportError(`download of ${kind} of episode ${episodeId} was cut off: ${(error as Error).message}`, { cause: error })
     }
   }
 
-  createEvalRun(body: CreateEvalRunRequest): Promise<CreatedEvalRun> {
-    return this.#json('POST', '/api/ingest/eval-run', body)
+  createEvalRun(body: CreateEvalRunRequest, options: CreateOptions = {}): Promise<CreatedEvalRun> {
+    return this.#json('POST', '/api/ingest/eval-run', body, idempotencyHeader(options), options.onReplayed)
   }
 
   uploadResult(evalRunId: string, body: UploadResultRequest): Promise<UploadResultResult> {
@@ -148,22 +237,26 @@ export class EpisodicClient {
     return this.#json('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`)
   }
 
-  listEvalRuns(query: { limit?: number; cursor?: string; status?: 'pending' | 'completed' } = {}): Promise<EvalRunPage> {
+  listEvalRuns(query: Partial<Record<keyof v.InferInput<typeof ListEvalRunsQuery>, string | number>> = {}): Promise<EvalRunPage> {
     return this.#json('GET', `/api/eval-runs${queryString(query)}`)
   }
 
-  async #json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' }
+  async #json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}, onReplayed?: () => void): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...extra }
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await this.#send(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, `${method} ${path}`)
+    const response = await this.#send(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : jsonText(body) }, `${method} ${path}`)
     const text = await response.text()
     let parsed: unknown
     try {
-      parsed = text ? JSON.parse(text) : undefined
+      // Integers beyond 2^53 (a seed) come back as bigint, every digit kept.
+      parsed = text ? parseJson(text, 'unsafe') : undefined
     } catch {
       parsed = undefined
     }
-    if (response.ok) return parsed as T
+    if (response.ok) {
+      if (response.headers.get('idempotency-replayed') === 'true') onReplayed?.()
+      return parsed as T
+    }
     const message = (parsed as { error?: string } | undefined)?.error ?? (text.slice(0, 200) || response.statusText)
     throw httpError(response.status, `${method} ${path}: ${message}`)
   }
@@ -172,8 +265,11 @@ export class EpisodicClient {
     try {
       return await this.#fetch(url, init)
     } catch (error) {
+      if (init.signal?.aborted) throw error
       const cause = (error as { cause?: { code?: string; message?: string } }).cause
-      throw new TransportError(`${what}: network failure talking to ${new URL(url).origin} (${cause?.code ?? cause?.message ?? (error as Error).message})`, { cause: error })
+      throw new TransportError(`${what}: network failure talking to ${new URL(url).origin} (${cause?.code ?? cause?.message ?? (error as Error).message})`, {
+        cause: error,
+      })
     }
   }
 }
@@ -183,8 +279,12 @@ function httpError(status: number, message: string): Error {
   if (status === 403) return new AuthError(message, 403)
   if (status === 404) return new NotFoundError(message)
   if (status === 409) return new ConflictError(message)
-  if (status === 400 || status === 413) return new ValidationError(message, status)
+  if (status === 400 || status === 413 || status === 422) return new ValidationError(message, status)
   return new ServerError(message, status)
+}
+
+function idempotencyHeader(options: CreateOptions): Record<string, string> {
+  return options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }
 }
 
 function s3Message(xml: string): string {

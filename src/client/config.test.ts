@@ -15,7 +15,7 @@ base_url = https://staging.example
 `
 
 function environment(env: Record<string, string>, files: Record<string, string> = {}) {
-  return { env, readTextFile: async (p: string) => files[p] }
+  return { env, readTextFile: (p: string) => Promise.resolve(files[p]) }
 }
 
 describe('parseCredentials', () => {
@@ -36,9 +36,20 @@ describe('resolveClientConfig', () => {
   const files = { '/home/u/.config/episodic/credentials': FILE }
 
   it('prefers options, then the environment, then the default profile', async () => {
-    expect(await resolveClientConfig({ apiKey: KEY('c'), baseUrl: 'http://x:1', environment: environment(home, files) })).toMatchObject({ apiKey: KEY('c'), baseUrl: 'http://x:1', source: 'option' })
-    expect(await resolveClientConfig({ environment: environment({ ...home, EPISODIC_API_KEY: KEY('d') }, files) })).toMatchObject({ apiKey: KEY('d'), baseUrl: 'http://default.example:8787', source: 'EPISODIC_API_KEY' })
-    expect(await resolveClientConfig({ environment: environment(home, files) })).toMatchObject({ apiKey: KEY('a'), source: '/home/u/.config/episodic/credentials [default]' })
+    expect(await resolveClientConfig({ apiKey: KEY('c'), baseUrl: 'http://x:1', environment: environment(home, files) })).toMatchObject({
+      apiKey: KEY('c'),
+      baseUrl: 'http://x:1',
+      source: 'option',
+    })
+    expect(await resolveClientConfig({ environment: environment({ ...home, EPISODIC_API_KEY: KEY('d') }, files) })).toMatchObject({
+      apiKey: KEY('d'),
+      baseUrl: 'http://default.example:8787',
+      source: 'EPISODIC_API_KEY',
+    })
+    expect(await resolveClientConfig({ environment: environment(home, files) })).toMatchObject({
+      apiKey: KEY('a'),
+      source: '/home/u/.config/episodic/credentials [default]',
+    })
   })
 
   it('selects a named profile, which outranks the environment', async () => {
@@ -48,7 +59,8 @@ describe('resolveClientConfig', () => {
 
   it('honours XDG_CONFIG_HOME, EPISODIC_CREDENTIALS_FILE and EPISODIC_PROFILE', async () => {
     expect((await resolveClientConfig({ environment: environment({ XDG_CONFIG_HOME: '/x' }, { '/x/episodic/credentials': FILE }) })).apiKey).toBe(KEY('a'))
-    expect((await resolveClientConfig({ environment: environment({ EPISODIC_CREDENTIALS_FILE: '/c', EPISODIC_PROFILE: 'staging' }, { '/c': FILE }) })).apiKey).toBe(KEY('b'))
+    expect((await resolveClientConfig({ environment: environment({ EPISODIC_CREDENTIALS_FILE: '/c', EPISODIC_PROFILE: 'staging' }, { '/c': FILE }) })).apiKey)
+      .toBe(KEY('b'))
   })
 
   it('defaults the base URL to the local server', async () => {

@@ -5,8 +5,11 @@
  * or `$XDG_CONFIG_HOME/episodic/credentials`, else `~/.config/episodic/credentials`).
  */
 import { parseCredentials } from './credentials.ts'
-import { runtimeEnvironment, type ClientEnvironment } from './environment.ts'
+import { type ClientEnvironment, runtimeEnvironment } from './environment.ts'
 import { ConfigurationError } from './errors.ts'
+
+/** How a missing-key ConfigurationError begins (the CLI words its own advice). */
+export const NO_API_KEY = 'no API key'
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787'
 
@@ -66,10 +69,13 @@ export async function resolveClientConfig(options: ClientOptions = {}): Promise<
   // A named profile outranks the environment; otherwise options > env > file.
   const fromProfileFirst = profileName !== undefined && options.profile !== undefined
   const apiKey = options.apiKey ?? (fromProfileFirst ? profile.api_key ?? env.EPISODIC_API_KEY : env.EPISODIC_API_KEY ?? profile.api_key)
-  const baseUrl = options.baseUrl ?? (fromProfileFirst ? profile.base_url ?? env.EPISODIC_BASE_URL : env.EPISODIC_BASE_URL ?? profile.base_url) ?? DEFAULT_BASE_URL
+  const baseUrl = options.baseUrl ?? (fromProfileFirst ? profile.base_url ?? env.EPISODIC_BASE_URL : env.EPISODIC_BASE_URL ?? profile.base_url) ??
+    DEFAULT_BASE_URL
   if (!apiKey) {
     throw new ConfigurationError(
-      `no API key: pass apiKey, set EPISODIC_API_KEY, or add "api_key = ..." to the [${profileName ?? 'default'}] section of ${file ?? '~/.config/episodic/credentials'}`,
+      `${NO_API_KEY}: pass apiKey, set EPISODIC_API_KEY, or add "api_key = ..." to the [${profileName ?? 'default'}] section of ${
+        file ?? '~/.config/episodic/credentials'
+      }`,
     )
   }
   let url: URL

@@ -12,7 +12,9 @@
  * base_url = https://episodic.staging.example.com
  */
 export interface Profile {
+  /** The API key (`epk_...`) sent as the bearer token. */
   api_key?: string
+  /** The service's base URL, for example `http://127.0.0.1:8787`. */
   base_url?: string
 }
 

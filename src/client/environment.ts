@@ -4,12 +4,22 @@
  * `process` (Deno and Bun provide it too) or `Deno`; anything else (Workers, a
  * browser) has no environment and no files, so options must be passed.
  */
+import type { ChildProcessModule } from '../replay/python/process.ts'
+
+/**
+ * What the client reads from its runtime, so the rest of the library never
+ * touches `process` or `Deno` itself: tests and hosts without an environment
+ * (Workers, a browser) pass one in.
+ */
 export interface ClientEnvironment {
+  /** The environment variables (`EPISODIC_API_KEY`, `EPISODIC_BASE_URL`, ...). */
   env: Record<string, string | undefined>
   /** node:zlib's `inflateRawSync` where the runtime has it (Node, Deno, Bun): ~3x fflate. */
   inflateRawSync?: (data: Uint8Array, options: { chunkSize?: number; info?: false }) => Uint8Array
   /** node:zlib's `crc32` where the runtime has it (Node 20.15+, Deno, Bun): ~7x the JavaScript one. */
   crc32?: (data: Uint8Array) => number
+  /** node:child_process where the runtime has it (Node, Deno, Bun): `pythonPolicy` starts its bridge with it. */
+  childProcess?: ChildProcessModule
   /** Resolves the file's text, or undefined when it does not exist. */
   readTextFile(path: string): Promise<string | undefined>
 }
@@ -33,6 +43,7 @@ export function runtimeEnvironment(): ClientEnvironment {
     env,
     inflateRawSync: zlib?.inflateRawSync,
     crc32: typeof zlib?.crc32 === 'function' ? zlib.crc32 : undefined,
+    childProcess: proc?.getBuiltinModule?.('child_process') as ChildProcessModule | undefined,
     async readTextFile(path) {
       try {
         if (deno) return await deno.readTextFile(path)

@@ -23,7 +23,7 @@ function harness(run: (items: number[]) => Promise<string[]>, maxBatch?: number)
   return { write, batches, turn, scheduled: () => flushes.length }
 }
 
-const echo = async (items: number[]) => items.map((n) => `r${n}`)
+const echo = (items: number[]) => Promise.resolve(items.map((n) => `r${n}`))
 
 describe('batched', () => {
   it('writes the calls of one turn as one batch, and answers each caller with its own result', async () => {
@@ -56,10 +56,7 @@ describe('batched', () => {
   })
 
   it('retries a failed batch one item at a time, so only the refused item fails', async () => {
-    const h = harness(async (items) => {
-      if (items.includes(2)) throw new Error(`refused ${items.join(',')}`)
-      return items.map((n) => `r${n}`)
-    })
+    const h = harness((items) => (items.includes(2) ? Promise.reject(new Error(`refused ${items.join(',')}`)) : Promise.resolve(items.map((n) => `r${n}`))))
     const replies = [1, 2, 3].map((n) => h.write(n).then((r) => r, (error: Error) => error.message))
     await h.turn()
     expect(await Promise.all(replies)).toEqual(['r1', 'refused 2', 'r3'])
@@ -67,7 +64,7 @@ describe('batched', () => {
   })
 
   it('treats a wrong number of results as a failed batch', async () => {
-    const h = harness(async (items) => items.slice(0, 1).map((n) => `r${n}`))
+    const h = harness((items) => Promise.resolve(items.slice(0, 1).map((n) => `r${n}`)))
     const replies = [h.write(1), h.write(2)]
     await h.turn()
     expect(await Promise.all(replies)).toEqual(['r1', 'r2'])
@@ -75,9 +72,7 @@ describe('batched', () => {
   })
 
   it('rejects a lone failing call with the error of its write', async () => {
-    const h = harness(async () => {
-      throw new Error('database down')
-    })
+    const h = harness(() => Promise.reject(new Error('database down')))
     const reply = h.write(1).then(() => 'resolved', (error: Error) => error.message)
     await h.turn()
     expect(await reply).toBe('database down')

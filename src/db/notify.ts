@@ -1,16 +1,31 @@
 /**
- * Key revocation across instances: `revokeKey` sends `NOTIFY
- * episodic_key_revoked, '<key_id>'` in the same database, and every server on
- * PostgreSQL listens so its API-key cache drops the key at once. The cache TTL
- * bounds the delay where no listener runs (a lost connection, Workers).
+ * Key revocation across instances on PostgreSQL: `revokeKey` sends `NOTIFY
+ * episodic_key_revoked, '<key_id>'` in the same database, and an app given
+ * `postgresRevocations(url)` as its `revocations` option LISTENs, so its
+ * API-key cache drops the key at once. The cache TTL bounds the delay where
+ * no listener runs (a lost connection, Workers).
+ *
+ * @example
+ * const app = createApp({ db, authCacheMs: 5000, revocations: postgresRevocations(url) })
+ * await app.ready
  */
 import postgres from 'postgres'
+import type { RevocationFeed } from '../auth/revocations.ts'
 
 export const REVOCATION_CHANNEL = 'episodic_key_revoked'
 
-/** Listens for revocations on a PostgreSQL URL; returns a function that stops listening. */
-export async function listenForRevocations(url: string, onRevoke: (keyId: string) => void): Promise<() => Promise<void>> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} })
-  await sql.listen(REVOCATION_CHANNEL, (keyId) => onRevoke(keyId))
-  return () => sql.end({ timeout: 1 })
+/** Revocations heard by LISTEN on a PostgreSQL URL (one connection of its own, re-listening after reconnects). */
+export function postgresRevocations(url: string): RevocationFeed {
+  return {
+    async listen(onRevoke) {
+      const sql = postgres(url, { max: 1, onnotice: () => {} })
+      try {
+        await sql.listen(REVOCATION_CHANNEL, (keyId) => onRevoke(keyId))
+      } catch (error) {
+        await sql.end({ timeout: 0 })
+        throw error
+      }
+      return () => sql.end({ timeout: 1 })
+    },
+  }
 }

@@ -20,13 +20,23 @@ export interface OpenDatabaseOptions {
   dataDir?: string
   /** Pool size for PostgreSQL (default 10). */
   max?: number
+  /** PostgreSQL: give up opening a connection after this many seconds (default 5). */
+  connectTimeoutSeconds?: number
+  /** PostgreSQL: cancel a statement after this many milliseconds (default 30000; 0: never). */
+  statementTimeoutMs?: number
   /** Skip migrations (default false). */
   skipMigrations?: boolean
+  /**
+   * PGlite only: start from this `dumpDataDir()` tarball instead of an empty
+   * cluster (PGlite's `loadDataDir` option). Tests start from a pre-migrated
+   * snapshot this way, skipping initdb.
+   */
+  loadDataDir?: Blob
 }
 
 /** A Kysely instance over PostgreSQL or PGlite, migrated to the latest schema. */
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Kysely<Database>> {
-  const db = options.url ? createPostgresDatabase(options.url, { max: options.max }) : await openPGlite(options.dataDir)
+  const db = options.url ? createPostgresDatabase(options.url, options) : await openPGlite(options.dataDir, options.loadDataDir)
   if (!options.skipMigrations) {
     try {
       await migrateToLatest(db)
@@ -38,9 +48,9 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<K
   return db
 }
 
-async function openPGlite(dataDir?: string): Promise<Kysely<Database>> {
+async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<Kysely<Database>> {
   // Loaded lazily: the WASM build is only needed on the embedded default.
   const { PGlite } = await import('@electric-sql/pglite')
-  const pg = await PGlite.create(dataDir)
+  const pg = loadDataDir ? await PGlite.create(dataDir, { loadDataDir }) : await PGlite.create(dataDir)
   return new Kysely<Database>({ dialect: pgliteDialect(pg) })
 }

@@ -7,21 +7,23 @@
  * const db = new Kysely<Database>({ dialect: pgliteDialect(await PGlite.create(dir)) })
  */
 import {
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
   type CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Driver,
   type Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
 
 /** The subset of a PGlite instance this driver uses. */
 export interface PGliteLike {
+  /** Runs one statement with `$1`-style parameters; `affectedRows` for INSERT/UPDATE/DELETE. */
   query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>
+  /** Closes the database; the driver calls it on `db.destroy()`. */
   close(): Promise<void>
 }
 
@@ -50,7 +52,8 @@ class PGliteConnection implements DatabaseConnection {
     }
   }
 
-  // eslint-disable-next-line require-yield
+  // A generator, so the error surfaces when Kysely iterates, as with a real stream.
+  // deno-lint-ignore require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported on the embedded database')
   }
@@ -69,7 +72,7 @@ class PGliteDriver implements Driver {
     return connection
   }
 
-  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+  async beginTransaction(_connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     let begin = 'begin'
     if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`
     if (settings.accessMode) begin += ` ${settings.accessMode}`
@@ -84,10 +87,11 @@ class PGliteDriver implements Driver {
     await this.pg.query('rollback')
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
     const conn = connection as PGliteConnection
     conn.release?.()
     conn.release = undefined
+    return Promise.resolve()
   }
 
   async destroy(): Promise<void> {

@@ -3,17 +3,19 @@
  * prepared `unsafe(sql, params, { prepare: true })` call on the pool, and
  * reserves a connection only for transactions.
  *
- * Why not kysely-postgres-js: it reserves a connection for every query and
- * sends unprepared statements (two round trips); measured here at 0.53-0.66
- * of postgres.js used directly on the same INSERT, this driver at 0.76-0.92
- * with Kysely building each query (see bench/dialect.ts; the hot ingest
- * statements are compiled once, see prepared.ts). Kysely's own Postgres
- * adapter, compiler and introspector are reused unchanged. A postgres.js
- * instance of your own works too, without what `createPostgresSql`'s striped
- * pool adds for postgres.js 3.4.9 (see `stripes.ts`): with `fetch_types:
- * false` its `reserve()` (transactions) can hang (porsager/postgres#751), a
- * connection the server closed can hang for good, and a transaction whose
- * session died can crash the process on ROLLBACK (porsager/postgres#1208).
+ * Why not kysely-postgres-js: it reserves a connection for every query, and
+ * on postgres.js 3.4.9 that is unsafe when PostgreSQL goes away: a query run
+ * on a reserved connection the server has just closed is written from a
+ * `setImmediate` to a null socket and crashes the process (reproduced by
+ * test/postgres-outage.test.ts with a restart under load, near
+ * porsager/postgres#1208), and with `fetch_types: false` its `reserve()` on a
+ * new connection never settles (porsager/postgres#751). It also sends
+ * unprepared statements; see bench/dialect.ts for the speed of the two.
+ * Kysely's own Postgres adapter, compiler and introspector are reused
+ * unchanged. A postgres.js instance of your own works too, without what
+ * `createPostgresSql`'s striped pool adds for postgres.js 3.4.9 (see
+ * `stripes.ts`): a connection the server closed is replaced instead of
+ * reused, and a transaction whose session died fails instead of crashing.
  *
  * @example
  * const db = new Kysely<Database>({ dialect: postgresJsDialect(postgres(url)) })
@@ -21,13 +23,13 @@
 import postgres from 'postgres'
 import {
   CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
   Kysely,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
@@ -58,18 +60,25 @@ export const POSTGRES_JS_TYPES = {
 
 /** The subset of a postgres.js `Sql` instance this driver uses. */
 export interface PostgresJsSql {
+  /** Runs one statement with `$1`-style parameters; `cursor` streams the rows when available. */
   unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<PostgresJsResult> & {
     cursor?(rows: number): AsyncIterable<unknown[]>
   }
+  /** Takes one connection out of the pool for a transaction. */
   reserve(): Promise<PostgresJsReserved>
+  /** Closes the pool, waiting up to `timeout` seconds for queries in flight. */
   end(options?: { timeout?: number }): Promise<void>
 }
 
+/** One connection reserved from a postgres.js pool (what `sql.reserve()` returns). */
 export interface PostgresJsReserved {
+  /** Runs one statement on this connection. */
   unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<PostgresJsResult>
+  /** Gives the connection back to the pool. */
   release(): void
 }
 
+/** The rows of a postgres.js result, with the affected-row `count` and the `command` tag. */
 export type PostgresJsResult = unknown[] & { count?: number; command?: string }
 
 const MUTATIONS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
@@ -84,8 +93,7 @@ class PostgresJsConnection implements DatabaseConnection {
     const result = await target.unsafe(query.sql, query.parameters as unknown[], { prepare: true })
     return {
       rows: [...result] as R[],
-      numAffectedRows:
-        result.command && MUTATIONS.has(result.command) ? BigInt(result.count ?? 0) : undefined,
+      numAffectedRows: result.command && MUTATIONS.has(result.command) ? BigInt(result.count ?? 0) : undefined,
     }
   }
 
@@ -101,8 +109,8 @@ class PostgresJsDriver implements Driver {
 
   async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return new PostgresJsConnection(this.sql)
+  acquireConnection(): Promise<DatabaseConnection> {
+    return Promise.resolve(new PostgresJsConnection(this.sql))
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -122,10 +130,11 @@ class PostgresJsDriver implements Driver {
     await (connection as PostgresJsConnection).reserved!.unsafe('rollback')
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
     const conn = connection as PostgresJsConnection
     conn.reserved?.release()
     conn.reserved = undefined
+    return Promise.resolve()
   }
 
   async destroy(): Promise<void> {
@@ -147,15 +156,33 @@ export function postgresJsDialect(sql: PostgresJsSql): Dialect {
 export interface PostgresDatabaseOptions {
   /** Pool size (default 10). */
   max?: number
+  /**
+   * Seconds to wait for a new connection before failing the query (default 5;
+   * postgres.js's own default is 30). A PostgreSQL that is restarting or
+   * unreachable then costs a request a few seconds and a 500, not a hang.
+   * `DATABASE_CONNECT_TIMEOUT_S` in the environment.
+   */
+  connectTimeoutSeconds?: number
+  /**
+   * PostgreSQL's `statement_timeout` for the pool's sessions, in ms (default
+   * 30000; 0 turns it off): a statement stuck behind a lock or on a dying
+   * server is cancelled by the server. `DATABASE_STATEMENT_TIMEOUT_MS`.
+   */
+  statementTimeoutMs?: number
 }
+
+/** Defaults of the PostgreSQL timeouts (see `PostgresDatabaseOptions`). */
+export const POSTGRES_TIMEOUTS = { connectTimeoutSeconds: 5, statementTimeoutMs: 30_000 }
 
 /**
  * A postgres.js pool for `url` with the options the project's rows rely on
- * (jsonb as JSON text, no notices), typed by what `postgresJsDialect` uses.
+ * (jsonb as JSON text, no notices) and the timeouts above, typed by what
+ * `postgresJsDialect` uses.
  * It is striped: up to `max` single-connection postgres.js instances (see
  * `stripes.ts` for the measured reason).
  */
 export function createPostgresSql(url: string, options: PostgresDatabaseOptions = {}): PostgresJsSql {
+  const statementTimeout = options.statementTimeoutMs ?? POSTGRES_TIMEOUTS.statementTimeoutMs
   const open = ({ onclose }: StripeEvents): PostgresJsSql =>
     postgres(url, {
       max: 1,
@@ -165,7 +192,8 @@ export function createPostgresSql(url: string, options: PostgresDatabaseOptions 
       // No pg_type lookup on every new connection (one round trip each, i.e.
       // one per request on Workers): the only array type used, text[], is above.
       fetch_types: false,
-      connection: { application_name: 'episodic' },
+      connect_timeout: options.connectTimeoutSeconds ?? POSTGRES_TIMEOUTS.connectTimeoutSeconds,
+      connection: { application_name: 'episodic', ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}) },
     })
   return stripedSql(open, options.max ?? 10)
 }

@@ -24,7 +24,7 @@ class FakeSql implements PostgresJsSql {
 
   unsafe(query: string) {
     const promise = new Promise<PostgresJsResult>((resolve, reject) =>
-      this.queries.push({ query, resolve: (rows) => ((this.connected = true), resolve(rows)), reject }),
+      this.queries.push({ query, resolve: (rows) => ((this.connected = true), resolve(rows)), reject })
     )
     return Object.assign(promise, {
       cursor: async function* () {
@@ -34,15 +34,16 @@ class FakeSql implements PostgresJsSql {
     })
   }
 
-  async reserve(): Promise<PostgresJsReserved> {
-    if (!this.connected) throw new Error('reserve() on an unopened connection: postgres.js would hang here')
-    if (this.queries.length) throw new Error('reserve() on a busy connection: postgres.js would queue it')
+  reserve(): Promise<PostgresJsReserved> {
+    if (!this.connected) return Promise.reject(new Error('reserve() on an unopened connection: postgres.js would hang here'))
+    if (this.queries.length) return Promise.reject(new Error('reserve() on a busy connection: postgres.js would queue it'))
     this.reservations++
-    return { unsafe: (query) => this.unsafe(query), release: () => void this.reservations-- }
+    return Promise.resolve({ unsafe: (query) => this.unsafe(query), release: () => void this.reservations-- })
   }
 
-  async end() {
+  end(): Promise<void> {
     this.ended = true
+    return Promise.resolve()
   }
 
   settle(index = 0, rows: unknown[] = []) {
@@ -62,7 +63,7 @@ function pool(max: number) {
 }
 
 /** Reserves, answering the `select 1` the pool sends first to open the connection. */
-async function reserveOpening(sql: PostgresJsSql): Promise<PostgresJsReserved> {
+function reserveOpening(sql: PostgresJsSql): Promise<PostgresJsReserved> {
   const pending = sql.reserve()
   for (const fake of FakeSql.made) {
     const ping = fake.queries.findIndex((q) => q.query === 'select 1')
@@ -70,8 +71,6 @@ async function reserveOpening(sql: PostgresJsSql): Promise<PostgresJsReserved> {
   }
   return pending
 }
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0))
 
 /**
  * Sends `query` now: postgres.js queries (and the pool's choice of stripe) run
@@ -351,7 +350,11 @@ describe.skipIf(!postgresAvailable())('stripedSql over postgres.js on the real s
       // all succeed within 10 s, and no round may leave a query pending.
       const deadline = Date.now() + 10_000
       for (;;) {
-        const round = await within(10_000, 'queries after the kills', Promise.allSettled(Array.from({ length: 20 }, () => sql.unsafe('select 1 as one', [], { prepare: true }))))
+        const round = await within(
+          10_000,
+          'queries after the kills',
+          Promise.allSettled(Array.from({ length: 20 }, () => sql.unsafe('select 1 as one', [], { prepare: true }))),
+        )
         if (round.every((outcome) => outcome.status === 'fulfilled')) break
         if (Date.now() > deadline) throw new Error(`queries still failing 10 s after the kills: ${round.find((o) => o.status === 'rejected')?.reason}`)
         await new Promise((resolve) => setTimeout(resolve, 100))

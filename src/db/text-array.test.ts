@@ -29,7 +29,9 @@ describe.skipIf(!postgresAvailable())('text[] through postgres.js without fetch_
   it('round-trips parameters and results on the real server', async () => {
     const sql = createPostgresSql(TEST_DATABASE_URL!, { max: 1 })
     try {
-      const [row] = await sql.unsafe('select $1::text[] as a, array_length($1::text[], 1) as n, $2::text[] as empty', [[...tricky, null], []], { prepare: true })
+      const [row] = await sql.unsafe('select $1::text[] as a, array_length($1::text[], 1) as n, $2::text[] as empty', [[...tricky, null], []], {
+        prepare: true,
+      })
       expect(row).toEqual({ a: [...tricky, null], n: tricky.length + 1, empty: [] })
       // PostgreSQL's own output for an array built server-side
       const [built] = await sql.unsafe(`select array['x', null, 'a "q"', 'c,d', '']::text[] as a`, [], { prepare: true })

@@ -1,11 +1,15 @@
 /** Query and response schemas of the episode read endpoints. */
 import * as v from 'valibot'
 import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
-import { limitParam } from '../http/fields.ts'
+import { limitParam, text } from '../http/fields.ts'
+import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
-import { EpisodeRecord, EpisodeSourceSchema, type Episode } from '../ingest/schemas.ts'
+import { type Episode, EpisodeRecord, EpisodeSourceSchema } from './ingest-schemas.ts'
 
-export const EpisodeStatusSchema: v.PicklistSchema<readonly EpisodeStatus[], string> = v.picklist(['recording', 'ready', 'failed', 'archived'], 'must be one of recording, ready, failed, archived')
+export const EpisodeStatusSchema: v.PicklistSchema<readonly EpisodeStatus[], string> = v.picklist(
+  ['recording', 'ready', 'failed', 'archived'],
+  'must be one of recording, ready, failed, archived',
+)
 
 /** Query of `GET /api/episodes` as sent (query-string values). */
 export interface ListEpisodesParams {
@@ -17,11 +21,17 @@ export interface ListEpisodesParams {
   status?: EpisodeStatus
   policy_version?: string
   robot?: string
+  /** ISO 8601 date or date-time (UTC when no zone is given); inclusive. */
+  created_after?: string
+  /** ISO 8601 date or date-time (UTC when no zone is given); exclusive. */
+  created_before?: string
 }
 
-/** The list query after validation (`limit` a number). */
-export interface ListEpisodesInput extends Omit<ListEpisodesParams, 'limit'> {
+/** The list query after validation (`limit` a number, the time range as dates). */
+export interface ListEpisodesInput extends Omit<ListEpisodesParams, 'limit' | 'created_after' | 'created_before'> {
   limit: number
+  created_after?: Date
+  created_before?: Date
 }
 
 export const ListEpisodesQuery: v.GenericSchema<ListEpisodesParams, ListEpisodesInput> = typed<ListEpisodesParams, ListEpisodesInput>()(v.strictObject(
@@ -30,8 +40,10 @@ export const ListEpisodesQuery: v.GenericSchema<ListEpisodesParams, ListEpisodes
     cursor: v.optional(v.string()),
     source: v.optional(EpisodeSourceSchema),
     status: v.optional(EpisodeStatusSchema),
-    policy_version: v.optional(v.pipe(v.string(), v.maxLength(120, 'must be at most 120 characters'))),
-    robot: v.optional(v.pipe(v.string(), v.maxLength(120, 'must be at most 120 characters'))),
+    policy_version: v.optional(text(120)),
+    robot: v.optional(text(120)),
+    created_after: instantParam,
+    created_before: instantParam,
   },
   'unknown query parameter',
 ))

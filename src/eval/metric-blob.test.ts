@@ -27,6 +27,25 @@ describe('MetricBlobSchema', () => {
     expect(check(full)).toEqual({ ok: true, output: full })
   })
 
+  it('accepts and checks the 0.2 action evidence and provenance columns', () => {
+    const added = {
+      ...full,
+      action_l2_normalized_mean: 0.12,
+      action_l2_by_key: { '/arm': 0.3, '/gripper': null },
+      nonfinite_steps: 4,
+      outcome_source: { success: 'reported', reward_total: 'recorded', collision_count: 'recorded', time_to_goal_s: 'reported' },
+    }
+    expect(check(added)).toEqual({ ok: true, output: added })
+    expect(check({ action_l2_normalized_mean: -1 }).lines).toEqual(['metrics.action_l2_normalized_mean: must be a number >= 0 or null'])
+    expect(check({ action_l2_by_key: { '/arm': -0.1 } }).lines).toEqual([
+      'metrics.action_l2_by_key./arm: must be an object of action key -> number >= 0 or null',
+    ])
+    expect(check({ action_l2_by_key: [1] }).ok).toBe(false)
+    expect(check({ nonfinite_steps: 1.5 }).lines).toEqual(['metrics.nonfinite_steps: must be an integer >= 0'])
+    expect(check({ outcome_source: { success: 'guessed' } }).lines![0]).toMatch(/^metrics\.outcome_source\.success: must be an object of success, reward_total/)
+    expect(check({ outcome_source: { speed: 'reported' } }).lines![0]).toMatch(/^metrics\.outcome_source/)
+  })
+
   it('accepts an empty blob and explicit nulls (absent = null)', () => {
     expect(check({}).ok).toBe(true)
     const nulls = Object.fromEntries(Object.keys(full).filter((k) => k !== 'steps').map((k) => [k, null]))

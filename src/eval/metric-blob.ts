@@ -13,7 +13,19 @@ const MUST = {
   nonNegative: 'must be a number >= 0 or null',
   share: 'must be a number in [0, 1] or null',
   json: 'must be a JSON value',
+  byKey: 'must be an object of action key -> number >= 0 or null',
+  source: 'must be an object of success, reward_total, collision_count, time_to_goal_s -> "reported" or "recorded"',
 } as const
+
+const sourceLabel = v.picklist(['reported', 'recorded'], MUST.source)
+
+/** Where each candidate outcome value came from (contract, "Metric blob additions"). */
+export interface OutcomeSource {
+  success?: 'reported' | 'recorded'
+  reward_total?: 'reported' | 'recorded'
+  collision_count?: 'reported' | 'recorded'
+  time_to_goal_s?: 'reported' | 'recorded'
+}
 
 /** An absent column means null; `optional(nullable(...))` accepts both spellings. */
 const orNull = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema))
@@ -88,6 +100,20 @@ const MetricColumns = v.objectWithRest(
     action_l2_mean: orNull(nonNegative(MUST.nonNegative)),
     ood_action_share_baseline: orNull(share),
     ood_action_share_candidate: orNull(share),
+    action_l2_normalized_mean: orNull(nonNegative(MUST.nonNegative)),
+    action_l2_by_key: orNull(objectOnly(v.record(v.string(MUST.byKey), v.nullable(nonNegative(MUST.byKey)), MUST.byKey), MUST.byKey)),
+    nonfinite_steps: v.optional(count(MUST.count)),
+    outcome_source: orNull(
+      v.strictObject(
+        {
+          success: v.optional(sourceLabel),
+          reward_total: v.optional(sourceLabel),
+          collision_count: v.optional(sourceLabel),
+          time_to_goal_s: v.optional(sourceLabel),
+        },
+        MUST.source,
+      ),
+    ),
   },
   v.pipe(v.unknown(), v.check(isJsonValue, MUST.json)),
   'must be an object',
@@ -97,9 +123,13 @@ const MetricColumns = v.objectWithRest(
 export interface MetricBlob {
   /** Integer >= 0. */
   steps?: number
+  /** Whether the recorded (baseline) episode reached its goal. */
   success_baseline?: boolean | null
+  /** Whether the candidate's replay reached its goal. */
   success_candidate?: boolean | null
+  /** Total reward of the recorded episode. */
   reward_total_baseline?: number | null
+  /** Total reward of the candidate's replay. */
   reward_total_candidate?: number | null
   /** Integer >= 0. */
   collision_count_baseline?: number | null
@@ -115,6 +145,14 @@ export interface MetricBlob {
   ood_action_share_baseline?: number | null
   /** In [0, 1]: share of steps with a candidate component outside the baseline's range. */
   ood_action_share_candidate?: number | null
+  /** Like `action_l2_mean`, each component divided by the baseline's range of it over the episode (zero range: 1); >= 0. */
+  action_l2_normalized_mean?: number | null
+  /** Action key -> mean Euclidean norm of (candidate - baseline) at that key. */
+  action_l2_by_key?: Record<string, number | null> | null
+  /** Steps whose non-finite components were left out of the action metrics; integer >= 0. */
+  nonfinite_steps?: number
+  /** Where each candidate outcome value came from: `reported` by the policy through `_outcome`, or `recorded` (the baseline's). */
+  outcome_source?: OutcomeSource | null
   /** Extra columns: any JSON value, kept as given. */
   [column: string]: unknown
 }

@@ -2,9 +2,10 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
-import { decodeCursor, toPage } from '../http/cursor.ts'
-import { iso } from '../ingest/episodes.ts'
+import { keysetPage, toPage } from '../http/cursor.ts'
+import { iso } from '../clock.ts'
 import { toEvalRun } from './runs.ts'
+import { filterRuns } from './run-filters.ts'
 import type { ListEvalRunsInput } from './schemas.ts'
 
 /** The caller's run with its result rows in baseline order, or not_found. */
@@ -27,11 +28,8 @@ export async function getEvalRun(db: Kysely<Database>, clientId: string, runId: 
 export async function listEvalRuns(db: Kysely<Database>, clientId: string, query: ListEvalRunsInput) {
   let q = db.selectFrom('eval_runs').selectAll().where('client_id', '=', clientId)
   if (query.status) q = q.where('status', '=', query.status)
-  if (query.cursor) {
-    const cursor = decodeCursor(query.cursor)
-    q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor.createdAt, cursor.id)))
-  }
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute()
+  q = filterRuns(q, query)
+  const rows = await keysetPage(q, query.cursor, query.limit).execute()
   const page = rows.slice(0, query.limit)
   const ids = page.map((r) => r.id)
   const baselines = ids.length

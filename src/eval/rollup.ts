@@ -1,150 +1,195 @@
-import type { MetricBlob } from './metric-blob.ts'
-
-/** Status of one eval result row (contract, "Eval-run endpoints"). */
-export type ResultStatus = 'pending' | 'done' | 'failed' | 'skipped'
-
-/** The part of an eval result row the rollup reads. */
-export interface RollupRow {
-  status: ResultStatus
-  metrics: MetricBlob | null
-}
-
-const STATUSES: ReadonlyArray<ResultStatus> = ['pending', 'done', 'failed', 'skipped']
-
-/** Names of the rollup metrics, in the order the summary lists them. */
-export type MetricName = 'success_rate' | 'reward_mean' | 'collision_rate' | 'time_to_goal_s' | 'ood_action_share'
-
 /**
- * One metric of the rollup table: its summary key, the metric-blob column
- * stem it reads (`<column>_baseline` / `<column>_candidate`), which way is
- * better, and a label for the portal and the CLI.
- *
- * @example
- * for (const m of METRICS) console.log(m.label, summary[m.name].delta, m.direction)
+ * The finalize summary (spec, "Rollup summary"; contract, "Rollup" and
+ * "Paired rollup, uncertainty and the verdict"): per metric the paired means,
+ * the delta, a 95% interval of the paired delta and where the candidate
+ * values came from; then the spec's counts and `recommend`, and beside them
+ * the verdict with its reasons and the action divergence. Pure: the same rows
+ * and options give the same summary, byte for byte.
  */
-export interface MetricSpec {
-  name: MetricName
-  column: 'success' | 'reward_total' | 'collision_count' | 'time_to_goal_s' | 'ood_action_share'
-  direction: 'higher' | 'lower'
-  label: string
-}
+import { columnsFromRows, type EpisodeCounts, type RollupColumns, type RollupRow, type SideColumns, SOURCE } from './columns.ts'
+import { mcnemarMidP, newcombePaired } from './stats/binary.ts'
+import { bootstrapMeanIntervals } from './stats/bootstrap.ts'
+import { seedState } from './stats/rng.ts'
+import { clean, differences, meanOf, type MetricName, METRICS, type MetricSpec, pairedTable } from './metric-table.ts'
+import { type ActionDivergence, decideVerdict, type Verdict } from './verdict.ts'
 
-/** The contract's rollup table, in summary order. */
-export const METRICS: ReadonlyArray<MetricSpec> = [
-  { name: 'success_rate', column: 'success', direction: 'higher', label: 'success rate' },
-  { name: 'reward_mean', column: 'reward_total', direction: 'higher', label: 'mean reward' },
-  { name: 'collision_rate', column: 'collision_count', direction: 'lower', label: 'collision rate' },
-  { name: 'time_to_goal_s', column: 'time_to_goal_s', direction: 'lower', label: 'time to goal (s)' },
-  { name: 'ood_action_share', column: 'ood_action_share', direction: 'lower', label: 'OOD action share' },
-]
+export { clean, differences, meanOf, type MetricName, METRICS, type MetricSpec, pairedTable } from './metric-table.ts'
+
+export type { EpisodeCounts, ResultStatus, RollupRow } from './columns.ts'
+export type { ActionDivergence, Verdict } from './verdict.ts'
 
 /**
- * One metric of the summary. `delta = candidate - baseline`; `baseline` is
- * null when no done row carries a value, and then `delta` and
- * `delta_is_better` are null too. `delta_is_better` is false for a zero delta.
+ * One metric of the summary, over the pairs (done rows with both values).
+ * `delta = candidate - baseline`; with no pair at all each side is the mean
+ * of its own values (the spec's rule 2: an absent baseline leaves `baseline`,
+ * `delta` and `delta_is_better` null) and nothing is compared.
  */
 export interface MetricSummary {
+  /** Mean of the baseline values over the pairs (or over all baseline values when there is no pair). */
   baseline: number | null
+  /** Mean of the candidate values over the pairs (or over all candidate values when there is no pair). */
   candidate: number | null
+  /** `candidate - baseline` over the pairs; null without a pair. */
   delta: number | null
+  /** False for a zero delta. */
   delta_is_better: boolean | null
+  /** Number of pairs. */
+  n: number
+  /** 95% interval of the paired delta; null when n < 2. */
+  ci_low: number | null
+  /** Upper end of the 95% interval of the paired delta; null when n < 2. */
+  ci_high: number | null
+  /** The interval excludes 0; null without an interval. */
+  significant: boolean | null
+  /** How the interval is made: Newcombe's paired interval for the binary metrics, a seeded paired bootstrap for the means. */
+  method: 'newcombe_paired' | 'bootstrap_paired'
+  /** Exact mid-p McNemar over the discordant pairs (binary metrics); null otherwise. */
+  p_value: number | null
+  /** Over the pairs: candidate values the policy reported through `_outcome` vs copied from the baseline. */
+  candidate_source: { reported: number; recorded: number }
 }
 
-/** How many result rows the rollup saw, per status (an extra, informative key). */
-export interface EpisodeCounts {
-  total: number
-  done: number
-  failed: number
-  skipped: number
-  pending: number
-}
-
-/** The finalize body's `summary` (spec, "Rollup summary"; contract, "Rollup"). */
+/** The finalize body's `summary`, keys in this order. */
 export type RollupSummary = { [K in MetricName]: MetricSummary } & {
+  /** Metrics whose delta is better for the candidate (point estimates). */
   better_count: number
+  /** Metrics with a delta at all. */
   metric_total: number
+  /** The spec's recommendation: `ship` exactly when `verdict` is `ship`. */
   recommend: 'ship' | 'hold'
+  /** Result rows by status. */
   episodes: EpisodeCounts
+  /** `ship`, `hold` or `inconclusive` (see {@link Verdict}). */
+  verdict: Verdict
+  /** Plain sentences with the numbers that decided the verdict, most important first. */
+  reasons: string[]
+  /** The run's `min_episodes` threshold the verdict applied. */
+  min_episodes: number
+  /** For `inconclusive`: paired episodes that would likely resolve the most important undecided metric; null otherwise. */
+  episodes_needed: number | null
+  /** How far the candidate's actions strayed from the recorded ones. */
+  action_divergence: ActionDivergence
 }
 
 /**
- * One episode's contribution to a metric, or null when the column is absent
- * or null. Success counts as 1/0 and a collision count as "had any" 1/0, so
- * every metric is then a plain mean. Types are rechecked because stored blobs
- * are read back from the database, not from the validator.
- */
-function episodeValue(column: MetricSpec['column'], raw: unknown): number | null {
-  if (column === 'success') return raw === true ? 1 : raw === false ? 0 : null
-  if (typeof raw !== 'number' || !Number.isFinite(raw)) return null
-  if (column === 'collision_count') return raw > 0 ? 1 : 0
-  return raw
-}
-
-/** Turns -0 into 0 and keeps an overflowed value finite, so JSON never prints null for it. */
-function clean(x: number): number {
-  if (x === 0) return 0
-  if (x === Infinity) return Number.MAX_VALUE
-  if (x === -Infinity) return -Number.MAX_VALUE
-  return x
-}
-
-/** Plain left-to-right mean; divides first only if the plain sum overflowed. */
-function mean(values: number[]): number | null {
-  if (values.length === 0) return null
-  let sum = 0
-  for (const x of values) sum += x
-  if (Number.isFinite(sum)) return clean(sum / values.length)
-  let scaled = 0
-  for (const x of values) scaled += x / values.length
-  return clean(scaled)
-}
-
-function summarize(spec: MetricSpec, done: ReadonlyArray<MetricBlob>): MetricSummary {
-  const side = (suffix: 'baseline' | 'candidate') =>
-    mean(done.map((m) => episodeValue(spec.column, m[`${spec.column}_${suffix}`])).filter((x) => x !== null))
-  const baseline = side('baseline')
-  const candidate = side('candidate')
-  if (baseline === null || candidate === null) return { baseline, candidate, delta: null, delta_is_better: null }
-  const delta = clean(candidate - baseline)
-  const delta_is_better = delta === 0 ? false : spec.direction === 'higher' ? delta > 0 : delta < 0
-  return { baseline, candidate, delta, delta_is_better }
-}
-
-/** Worse means a non-zero delta in the wrong direction; an unchanged metric is not worse. */
-function gotWorse(m: MetricSummary): boolean {
-  return m.delta_is_better === false && m.delta !== 0
-}
-
-/**
- * Rolls the result rows of an eval run up into the finalize summary. Pure:
- * the same rows give the same summary. Only `done` rows with a metric blob
- * feed the metrics; a `failed` row anywhere forces `hold`.
- *
- * `recommend` is `ship` only when at least one metric has a verdict, at least
- * two thirds of those are better (`3 * better >= 2 * total`), neither
- * `success_rate` nor `collision_rate` got worse, and no row failed.
+ * Knobs of {@link rollup}; an eval run passes its id and the thresholds it was
+ * created with, so finalizing again gives the same summary.
  *
  * @example
- * rollup([{ status: 'done', metrics: { success_baseline: false, success_candidate: true } }])
- * // success_rate: { baseline: 0, candidate: 1, delta: 1, delta_is_better: true }, recommend: 'ship', ...
+ * const options: RollupOptions = { seed: run.eval_run_id, minEpisodes: 20 }
  */
-export function rollup(rows: ReadonlyArray<RollupRow>): RollupSummary {
-  const episodes: EpisodeCounts = { total: rows.length, done: 0, failed: 0, skipped: 0, pending: 0 }
-  const done: MetricBlob[] = []
-  for (const row of rows) {
-    if (STATUSES.includes(row.status)) episodes[row.status] += 1
-    if (row.status === 'done' && row.metrics) done.push(row.metrics)
+export interface RollupOptions {
+  /** Seeds the bootstrap: the eval run id (a dry run uses its own fixed string). Default `''`. */
+  seed?: string
+  /** Done rows needed for `ship` (1..10000, default 10). */
+  minEpisodes?: number
+  /** Above this mean OOD action share the verdict is `hold` (0..1, default 0.25). */
+  maxOodActionShare?: number
+}
+
+/** `min_episodes` when an eval run's create body leaves it out. */
+export const DEFAULT_MIN_EPISODES = 10
+/** `max_ood_action_share` when an eval run's create body leaves it out. */
+export const DEFAULT_MAX_OOD_ACTION_SHARE = 0.25
+
+/** Indices of the rows where both sides have a value. */
+function pairIndices(side: SideColumns, length: number): Int32Array {
+  const out = new Int32Array(length)
+  let n = 0
+  for (let i = 0; i < length; i++) if (side.baseline[i] === side.baseline[i] && side.candidate[i] === side.candidate[i]) out[n++] = i
+  return out.subarray(0, n)
+}
+
+function sameIndices(a: Int32Array, b: Int32Array): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** The point-estimate part of a metric (the spec's four keys, `n` and the provenance counts). */
+function pointEstimate(spec: MetricSpec, side: SideColumns, pairs: Int32Array): MetricSummary {
+  const n = pairs.length
+  let reported = 0
+  let recorded = 0
+  for (let k = 0; k < n; k++) {
+    const s = side.source[pairs[k]!]
+    if (s === SOURCE.reported) reported++
+    else if (s === SOURCE.recorded) recorded++
   }
+  const rest = { n, ci_low: null, ci_high: null, significant: null, method: spec.method, p_value: null, candidate_source: { reported, recorded } }
+  if (n === 0) return { baseline: meanOf(side.baseline), candidate: meanOf(side.candidate), delta: null, delta_is_better: null, ...rest }
+  const baseline = meanOf(side.baseline, pairs)!
+  const candidate = meanOf(side.candidate, pairs)!
+  const delta = clean(candidate - baseline)
+  const delta_is_better = delta === 0 ? false : spec.direction === 'higher' ? delta > 0 : delta < 0
+  return { baseline, candidate, delta, delta_is_better, ...rest }
+}
+
+function withInterval(m: MetricSummary, interval: [number, number] | null): void {
+  if (!interval || !Number.isFinite(interval[0]) || !Number.isFinite(interval[1])) return
+  m.ci_low = clean(interval[0])
+  m.ci_high = clean(interval[1])
+  m.significant = m.ci_low > 0 || m.ci_high < 0
+}
+
+/**
+ * Rolls result rows up into the finalize summary.
+ *
+ * @example
+ * rollup(rows, { seed: evalRunId, minEpisodes: 10, maxOodActionShare: 0.25 }).verdict // 'ship' | 'hold' | 'inconclusive'
+ */
+export function rollup(rows: ReadonlyArray<RollupRow>, options: RollupOptions = {}): RollupSummary {
+  return rollupColumns(columnsFromRows(rows), options)
+}
+
+/** `rollup` over columns already laid out (see `columnsFromRows`). */
+export function rollupColumns(columns: RollupColumns, options: RollupOptions = {}): RollupSummary {
   const metrics = {} as { [K in MetricName]: MetricSummary }
-  for (const spec of METRICS) metrics[spec.name] = summarize(spec, done)
+  const pairsOf = {} as { [K in MetricName]: Int32Array }
+  for (const spec of METRICS) {
+    const side = columns.metrics[spec.column]
+    const pairs = pairIndices(side, columns.length)
+    pairsOf[spec.name] = pairs
+    const m = pointEstimate(spec, side, pairs)
+    if (spec.method === 'newcombe_paired' && pairs.length > 0) {
+      const table = pairedTable(side, pairs)
+      m.p_value = mcnemarMidP(table.candidateOnly, table.baselineOnly)
+      if (pairs.length >= 2) withInterval(m, newcombePaired(table))
+    }
+    metrics[spec.name] = m
+  }
+  // Bootstrap metrics over the same pairs share one set of resampled indices (one draw serves them all).
+  const state = seedState(options.seed ?? '')
+  const pending = METRICS.filter((s) => s.method === 'bootstrap_paired' && pairsOf[s.name].length >= 2)
+  while (pending.length > 0) {
+    const first = pending[0]!
+    const group = pending.filter((s) => sameIndices(pairsOf[s.name], pairsOf[first.name]))
+    const intervals = bootstrapMeanIntervals(group.map((s) => differences(columns.metrics[s.column], pairsOf[s.name])), state)
+    group.forEach((s, g) => withInterval(metrics[s.name], intervals[g]!))
+    for (const s of group) pending.splice(pending.indexOf(s), 1)
+  }
   const verdicts = METRICS.map((spec) => metrics[spec.name].delta_is_better).filter((b) => b !== null)
   const metric_total = verdicts.length
   const better_count = verdicts.filter((b) => b).length
-  const ship =
-    metric_total >= 1 &&
-    3 * better_count >= 2 * metric_total &&
-    !gotWorse(metrics.success_rate) &&
-    !gotWorse(metrics.collision_rate) &&
-    episodes.failed === 0
-  return { ...metrics, better_count, metric_total, recommend: ship ? 'ship' : 'hold', episodes }
+  const decision = decideVerdict({
+    metrics,
+    columns,
+    pairsOf,
+    better_count,
+    metric_total,
+    minEpisodes: options.minEpisodes ?? DEFAULT_MIN_EPISODES,
+    maxOodActionShare: options.maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE,
+  })
+  return {
+    ...metrics,
+    better_count,
+    metric_total,
+    recommend: decision.verdict === 'ship' ? 'ship' : 'hold',
+    episodes: columns.episodes,
+    verdict: decision.verdict,
+    reasons: decision.reasons,
+    min_episodes: decision.min_episodes,
+    episodes_needed: decision.episodes_needed,
+    action_divergence: decision.action_divergence,
+  }
 }

@@ -3,26 +3,25 @@
  * `/api/ingest/eval-run`, and the reads under `/api/eval-runs`.
  */
 import { Hono } from 'hono'
-import { requireApiKey } from '../auth/middleware.ts'
+import { requireKeyOrSession } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
-import { EpisodicError } from '../errors.ts'
-import { parseWith, readJsonBody } from '../http/body.ts'
-import { isUuid } from '../http/fields.ts'
+import { readJsonBody } from '../http/body.ts'
+import { sendJson } from '../http/json.ts'
+import { readQuery } from '../http/query.ts'
+import { uuidParam } from '../http/fields.ts'
+import { idempotent } from '../episodes/idempotency.ts'
 import { getEvalRun, listEvalRuns } from './reads.ts'
 import { createEvalRun, finalizeEvalRun, uploadResult } from './runs.ts'
 import { CreateEvalRunBody, FinalizeEvalRunBody, ListEvalRunsQuery, UploadResultBody } from './schemas.ts'
 
-function runId(id: string): string {
-  if (!isUuid(id)) throw new EpisodicError('not_found', 'eval run not found')
-  return id.toLowerCase()
-}
+const runId = (id: string) => uuidParam(id, 'eval run not found')
 
 /** Writes, mounted at `/api/ingest/eval-run`. */
 export function evalIngestRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
-  app.use('*', requireApiKey(deps))
+  app.use('*', requireKeyOrSession(deps))
 
-  app.post('/', async (c) => {
+  app.post('/', idempotent(deps), async (c) => {
     const body = await readJsonBody(c.req.raw, CreateEvalRunBody, deps.bodyLimit)
     const run = await createEvalRun(deps.db, {
       id: deps.random.uuid(),
@@ -32,9 +31,11 @@ export function evalIngestRoutes(deps: Deps) {
       baselineEpisodeIds: body.baseline_episode_ids,
       name: body.name ?? null,
       metadata: body.metadata,
+      minEpisodes: body.min_episodes,
+      maxOodActionShare: body.max_ood_action_share,
       now: deps.clock.now(),
     })
-    return c.json(run, 201)
+    return sendJson(run, 201)
   })
 
   app.post('/:id/result', async (c) => {
@@ -48,13 +49,13 @@ export function evalIngestRoutes(deps: Deps) {
       metrics: body.metrics ?? null,
       now: deps.clock.now(),
     })
-    return c.json(stored, 200)
+    return sendJson(stored, 200)
   })
 
   app.post('/:id/finalize', async (c) => {
     const id = runId(c.req.param('id'))
     await readJsonBody(c.req.raw, FinalizeEvalRunBody, deps.bodyLimit)
-    return c.json(await finalizeEvalRun(deps.db, c.get('clientId'), id, deps.clock.now()), 200)
+    return sendJson(await finalizeEvalRun(deps.db, c.get('clientId'), id, deps.clock.now()), 200)
   })
 
   return app
@@ -63,8 +64,8 @@ export function evalIngestRoutes(deps: Deps) {
 /** Reads, mounted at `/api/eval-runs`. */
 export function evalReadRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
-  app.use('*', requireApiKey(deps))
-  app.get('/', async (c) => c.json(await listEvalRuns(deps.db, c.get('clientId'), parseWith(ListEvalRunsQuery, c.req.query()))))
-  app.get('/:id', async (c) => c.json(await getEvalRun(deps.db, c.get('clientId'), runId(c.req.param('id')))))
+  app.use('*', requireKeyOrSession(deps))
+  app.get('/', async (c) => sendJson(await listEvalRuns(deps.db, c.get('clientId'), readQuery(c.req.url, ListEvalRunsQuery))))
+  app.get('/:id', async (c) => sendJson(await getEvalRun(deps.db, c.get('clientId'), runId(c.req.param('id')))))
   return app
 }

@@ -4,14 +4,17 @@
  * run row is the lock: a result upload holds it `for share`, finalize `for
  * update`, so no result can land in a run after its rollup was computed.
  */
-import { sql, type Kysely, type Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Database, EvalRunsTable } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
 import { isUuid } from '../http/fields.ts'
-import { iso } from '../ingest/episodes.ts'
+import { jsonText } from '../http/json.ts'
+import { iso } from '../clock.ts'
 import type { MetricBlob } from './metric-blob.ts'
-import { rollup, type RollupSummary } from './rollup.ts'
+import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from './rollup.ts'
+import { orderSummary } from './summary-order.ts'
 import { ERROR_LIMIT } from './schemas.ts'
+import { enqueueEvalRunCompleted } from '../webhooks/outbox.ts'
 
 const RUN_NOT_FOUND = 'eval run not found'
 
@@ -23,6 +26,10 @@ export interface NewEvalRun {
   baselineEpisodeIds: string[]
   name: string | null
   metadata: Record<string, unknown>
+  /** Done rows needed for `ship` (default 10). */
+  minEpisodes?: number
+  /** Mean OOD action share above which the verdict is `hold` (default 0.25). */
+  maxOodActionShare?: number
   now: Date
 }
 
@@ -31,7 +38,9 @@ export async function createEvalRun(db: Kysely<Database>, run: NewEvalRun) {
   const ids = run.baselineEpisodeIds.map((id) => id.toLowerCase())
   const malformed = ids.find((id) => !isUuid(id))
   if (malformed !== undefined) throw new EpisodicError('not_found', `baseline episode ${malformed} not found`)
-  return db.transaction().execute(async (trx) => {
+  const minEpisodes = run.minEpisodes ?? DEFAULT_MIN_EPISODES
+  const maxOodActionShare = run.maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE
+  return await db.transaction().execute(async (trx) => {
     // `for share` keeps the baselines from being deleted before the rows reference them.
     const owned = await trx
       .selectFrom('episodes')
@@ -54,8 +63,10 @@ export async function createEvalRun(db: Kysely<Database>, run: NewEvalRun) {
         status: 'pending',
         candidate_policy_version: run.candidatePolicyVersion,
         baseline_policy_version: run.baselinePolicyVersion,
-        metadata: JSON.stringify(run.metadata),
+        metadata: jsonText(run.metadata),
         runner_kind: 'local',
+        min_episodes: minEpisodes,
+        max_ood_action_share: maxOodActionShare,
         created_at: run.now,
         updated_at: run.now,
       })
@@ -73,6 +84,8 @@ export async function createEvalRun(db: Kysely<Database>, run: NewEvalRun) {
       baseline_episode_ids: ids,
       metadata: run.metadata,
       runner_kind: 'local',
+      min_episodes: minEpisodes,
+      max_ood_action_share: maxOodActionShare,
       created_at: iso(run.now),
       updated_at: iso(run.now),
       summary: null,
@@ -92,7 +105,7 @@ export interface ResultUpload {
 
 /** Stores (or replaces) one baseline's result; 404 unknown run or baseline, 409 finalized run. */
 export async function uploadResult(db: Kysely<Database>, clientId: string, runId: string, result: ResultUpload) {
-  return db.transaction().execute(async (trx) => {
+  return await db.transaction().execute(async (trx) => {
     const run = await trx
       .selectFrom('eval_runs')
       .select('status')
@@ -138,17 +151,17 @@ export interface FinalizedRun {
 
 /** Closes the run: leftover `pending` rows become `skipped`, the rollup is stored and returned. */
 export async function finalizeEvalRun(db: Kysely<Database>, clientId: string, runId: string, now: Date): Promise<FinalizedRun> {
-  return db.transaction().execute(async (trx) => {
+  return await db.transaction().execute(async (trx) => {
     const run = await trx
       .selectFrom('eval_runs')
-      .select(['status', 'summary', 'updated_at'])
+      .select(['status', 'summary', 'updated_at', 'min_episodes', 'max_ood_action_share'])
       .where('id', '=', runId)
       .where('client_id', '=', clientId)
       .forUpdate()
       .executeTakeFirst()
     if (!run) throw new EpisodicError('not_found', RUN_NOT_FOUND)
     if (run.status === 'completed') {
-      return { eval_run_id: runId, status: 'completed', updated_at: iso(run.updated_at), summary: run.summary as RollupSummary }
+      return { eval_run_id: runId, status: 'completed', updated_at: iso(run.updated_at), summary: orderSummary(run.summary as RollupSummary) }
     }
     // One statement: mark leftovers skipped and read every row back for the rollup.
     const rows = await sql<{ status: 'pending' | 'done' | 'failed' | 'skipped'; metrics: MetricBlob | null }>`
@@ -161,12 +174,13 @@ export async function finalizeEvalRun(db: Kysely<Database>, clientId: string, ru
       from eval_results r left join skipped s on s.baseline_episode_id = r.baseline_episode_id
       where r.eval_run_id = ${runId}
       order by r.position`.execute(trx)
-    const summary = rollup(rows.rows)
+    const summary = rollup(rows.rows, { seed: runId, minEpisodes: run.min_episodes, maxOodActionShare: Number(run.max_ood_action_share) })
     await trx
       .updateTable('eval_runs')
       .set({ status: 'completed', summary: JSON.stringify(summary), updated_at: now })
       .where('id', '=', runId)
       .execute()
+    await enqueueEvalRunCompleted(trx, { evalRunId: runId, clientId, summary, now })
     return { eval_run_id: runId, status: 'completed', updated_at: iso(now), summary }
   })
 }
@@ -182,8 +196,10 @@ export function toEvalRun(row: Selectable<EvalRunsTable>, baselineIds: string[])
     baseline_episode_ids: baselineIds,
     metadata: row.metadata,
     runner_kind: row.runner_kind,
+    min_episodes: row.min_episodes,
+    max_ood_action_share: Number(row.max_ood_action_share),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
-    summary: (row.summary ?? null) as Record<string, unknown> | null,
+    summary: orderSummary((row.summary ?? null) as Record<string, unknown> | null),
   }
 }

@@ -2,11 +2,15 @@
  * Reads a JSON request body under a size limit and validates it with a valibot
  * schema, turning every way a body can be wrong into a 400 or 413 whose
  * message names the field: not JSON, not an object, wrong type, unknown
- * field, a string containing U+0000 (PostgreSQL's jsonb cannot store it),
- * nesting deeper than the database accepts, or over the size limit.
+ * field, a string (or key) holding U+0000 or an unpaired UTF-16 surrogate
+ * (PostgreSQL cannot store either; nothing is replaced silently), nesting
+ * deeper than the database accepts, or over the size limit; and a body
+ * declared as anything but JSON gets 415.
  */
 import * as v from 'valibot'
 import { EpisodicError } from '../errors.ts'
+import { parseJson } from './json.ts'
+import { textProblem } from './text.ts'
 
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -65,20 +69,34 @@ function tooLarge(limit: number): EpisodicError {
 }
 
 /**
+ * Refuses a body declared as anything but JSON (contract: `application/json`,
+ * a `+json` suffix or a charset are fine; no Content-Type is read as JSON).
+ */
+export function requireJsonContentType(request: Request): void {
+  const declared = request.headers.get('content-type')
+  if (declared === null || declared.trim() === '') return
+  const type = declared.split(';')[0]!.trim().toLowerCase()
+  if (type === 'application/json' || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(type)) return
+  throw new EpisodicError('unsupported_media_type', `Content-Type must be application/json (got ${JSON.stringify(declared.slice(0, 100))})`)
+}
+
+/**
  * Parses and validates a JSON object body. An empty body counts as `{}`, since
- * every field of the ingest bodies is optional.
+ * every field of the ingest bodies is optional. Integers a double cannot hold
+ * exactly arrive as `bigint` (see `json.ts`); only the int64 fields accept one.
  */
 export async function readJsonBody<S extends v.GenericSchema>(
   request: Request,
   schema: S,
   limit = DEFAULT_BODY_LIMIT,
 ): Promise<v.InferOutput<S>> {
+  requireJsonContentType(request)
   const text = await readBodyText(request, limit)
   let value: unknown
   if (text.trim() === '') value = {}
   else {
     try {
-      value = JSON.parse(text)
+      value = parseJson(text)
     } catch {
       throw new EpisodicError('invalid', 'body is not valid JSON')
     }
@@ -106,7 +124,8 @@ export function describeIssue(issue: v.BaseIssue<unknown>, prefix = ''): string 
 
 function checkJsonValue(value: unknown, path: string, depth: number): void {
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw new EpisodicError('invalid', `${path || 'body'}: must not contain \\u0000`)
+    const problem = textProblem(value)
+    if (problem) throw new EpisodicError('invalid', `${path || 'body'}: ${problem}`)
     return
   }
   if (value === null || typeof value !== 'object') return
@@ -119,7 +138,8 @@ function checkJsonValue(value: unknown, path: string, depth: number): void {
   }
   for (const [key, item] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key
-    if (key.includes('\u0000')) throw new EpisodicError('invalid', `${path || 'body'}: key must not contain \\u0000`)
+    const problem = textProblem(key)
+    if (problem) throw new EpisodicError('invalid', `${path || 'body'}: key ${JSON.stringify(key)} ${problem}`)
     checkJsonValue(item, at, depth + 1)
   }
 }

@@ -16,6 +16,7 @@ export function errorResponse(error: unknown, logger: Logger, request?: Request)
   if (error instanceof EpisodicError) {
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (error.code === 'unauthorized') headers['www-authenticate'] = WWW_AUTHENTICATE
+    if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds)
     if (error.code === 'internal') logger.error(describe(request), error.cause ?? error)
     const message = error.code === 'internal' ? 'internal error' : error.message
     return new Response(JSON.stringify({ error: message }), { status: error.status, headers })

@@ -3,15 +3,35 @@
  * (`<field>: <message>`). Shared by the ingest and eval-run bodies.
  */
 import * as v from 'valibot'
+import { EpisodicError } from '../errors.ts'
+import { jsonText } from './json.ts'
+import { codePointLength } from './text.ts'
+
+/**
+ * JSON Schemas of the custom schemas and actions below, for the OpenAPI
+ * generator (`@valibot/to-json-schema` cannot see inside a `custom` or a
+ * `check`): a schema maps to its JSON Schema, an action to the keywords it adds.
+ */
+export const JSON_SCHEMA_OF = new WeakMap<object, Record<string, unknown>>()
+
+/**
+ * At most `max` Unicode code points (an emoji is one character). valibot's
+ * `maxLength` counts UTF-16 units and `maxGraphemes` user-perceived
+ * characters; PostgreSQL and JSON Schema's `maxLength` count code points.
+ */
+export function maxCodePoints(max: number, message = `must be at most ${max} characters`) {
+  const action = v.check<string, string>((text) => text.length <= max || codePointLength(text) <= max, message)
+  JSON_SCHEMA_OF.set(action, { maxLength: max })
+  return action
+}
+
+/** A string of at most `max` code points. */
+export const text = (max: number, message = 'must be a string') => v.pipe(v.string(message), maxCodePoints(max))
 
 /** Optional string of at most `max` characters; null is accepted as "not set". */
-export const optionalText = (max: number) =>
-  v.optional(
-    v.nullable(v.pipe(v.string('must be a string'), v.maxLength(max, `must be at most ${max} characters`))),
-  )
+export const optionalText = (max: number) => v.optional(v.nullable(text(max)))
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /**
  * The schema each `objectOnly` guard stands for, so the OpenAPI generator can
@@ -34,19 +54,28 @@ export const jsonObject = (maxBytes?: number) =>
   v.pipe(
     v.custom<Record<string, unknown>>(isPlainObject, 'must be a JSON object'),
     v.check(
-      (value) => maxBytes === undefined || new TextEncoder().encode(JSON.stringify(value)).length <= maxBytes,
+      (value) => maxBytes === undefined || new TextEncoder().encode(jsonText(value)).length <= maxBytes,
       `must be at most ${maxBytes} bytes as JSON`,
     ),
   )
 
 const INT8_MIN = -(2 ** 63)
 const INT8_MAX = 2 ** 63
+const BIG_MIN = -(2n ** 63n)
+const BIG_MAX = 2n ** 63n - 1n
 
-/** An integer in PostgreSQL's int8 range (as far as a JSON number can carry it). */
-export const int8 = v.pipe(
-  v.number('must be a number'),
-  v.integer('must be an integer'),
-  v.check((n) => n >= INT8_MIN && n < INT8_MAX, 'must be within the 64-bit integer range'),
+const numberOrBigint = v.custom<number | bigint>((x) => typeof x === 'number' || typeof x === 'bigint', 'must be a number')
+JSON_SCHEMA_OF.set(numberOrBigint, { type: 'integer', format: 'int64' })
+
+/**
+ * A signed 64-bit integer, exact over the whole range: the body reader hands
+ * integers a double cannot hold over as `bigint` (see `json.ts`), so
+ * 9223372036854775807 arrives whole. OpenAPI: `integer`, `int64`.
+ */
+export const int64: v.GenericSchema<number | bigint> = v.pipe(
+  numberOrBigint,
+  v.check((n) => typeof n === 'bigint' || Number.isInteger(n), 'must be an integer'),
+  v.check((n) => (typeof n === 'bigint' ? n >= BIG_MIN && n <= BIG_MAX : n >= INT8_MIN && n < INT8_MAX), 'must be within the 64-bit integer range'),
 )
 
 /** A finite number > 0. */
@@ -75,6 +104,18 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** True when `id` is a UUID; malformed ids in paths answer 404, never reach SQL. */
 export function isUuid(id: string): boolean {
   return UUID_RE.test(id)
+}
+
+/**
+ * A path id as the database holds it (lower case), or the same 404 an unknown
+ * id gets: a malformed id never reaches SQL and never answers differently.
+ *
+ * @example
+ * const id = uuidParam(c.req.param('id'), 'episode not found')
+ */
+export function uuidParam(id: string | undefined, notFound: string): string {
+  if (id === undefined || !UUID_RE.test(id)) throw new EpisodicError('not_found', notFound)
+  return id.toLowerCase()
 }
 
 /** `limit` 1..200 (default 50), as a query-string integer. */

@@ -45,6 +45,25 @@ describe('chart', () => {
     expect(lower.indexOf('class="down"')).toBeLessThan(lower.indexOf('class="up"')) // fewer collisions is better
   })
 
+  it('keeps the baseline visible when the candidate equals it, and marks failed episodes', () => {
+    const rows = [
+      { label: 'a', status: 'done', metrics: { reward_total_baseline: 2, reward_total_candidate: 2 } },
+      { label: 'b', status: 'failed', metrics: null },
+    ]
+    const points = chartPoints(rows, 'reward_total')
+    expect(points).toEqual([
+      { row: 1, label: 'a', baseline: 2, candidate: 2 },
+      { row: 2, label: 'b', baseline: null, candidate: null, failed: true },
+    ])
+    const svg = String(ResultChart({ points, spec: reward, column: 'reward_total' }))
+    // Hollow candidate square first, then the baseline dot on top of it.
+    expect(svg.indexOf('class="candidate hollow"')).toBeLessThan(svg.indexOf('class="baseline"'))
+    expect(svg).toContain('#1 a: baseline 2, candidate 2 (unchanged)')
+    expect(svg).toContain('<g class="episode failed"><title>#2 b: failed (no values)</title><path class="failed-mark"')
+    const onlyFailed = String(ResultChart({ points: [points[1]!], spec: reward, column: 'reward_total' }))
+    expect(onlyFailed).not.toContain('NaN')
+  })
+
   it('copes with a single value and with many episodes', () => {
     expect(String(ResultChart({ points: [{ row: 1, label: 'a', baseline: 0, candidate: 0 }], spec: reward, column: 'reward_total' }))).not.toContain('NaN')
     const many = Array.from({ length: 1000 }, (_, i) => ({ row: i + 1, label: `e${i}`, baseline: i, candidate: i + 1 }))
@@ -55,15 +74,24 @@ describe('chart', () => {
 })
 
 describe('format', () => {
+  const rest = {
+    n: 1,
+    ci_low: null,
+    ci_high: null,
+    significant: null,
+    method: 'bootstrap_paired',
+    p_value: null,
+    candidate_source: { reported: 0, recorded: 1 },
+  } as const
   it('prints numbers, shares, deltas and verdicts', () => {
     expect([formatNumber(3), formatNumber(2.34567), formatNumber(1234.56), formatNumber(null)]).toEqual(['3', '2.346', '1234.6', '—'])
     expect(formatMetric('success_rate', 0.75)).toBe('75%')
     expect(formatDelta('collision_rate', -0.5)).toBe('-50 pp')
     expect(formatDelta('reward_mean', 2)).toBe('+2')
     expect(formatDelta('reward_mean', 0)).toBe('0')
-    expect(verdict({ baseline: 1, candidate: 1, delta: 0, delta_is_better: false }).text).toBe('= unchanged')
-    expect(verdict({ baseline: 1, candidate: 0, delta: -1, delta_is_better: false }).className).toBe('worse')
-    expect(verdict({ baseline: null, candidate: 0, delta: null, delta_is_better: null }).text).toBe('n/a')
+    expect(verdict({ ...rest, baseline: 1, candidate: 1, delta: 0, delta_is_better: false }).text).toBe('= unchanged')
+    expect(verdict({ ...rest, baseline: 1, candidate: 0, delta: -1, delta_is_better: false }).className).toBe('worse')
+    expect(verdict({ ...rest, baseline: null, candidate: 0, delta: null, delta_is_better: null }).text).toBe('n/a')
     expect([formatDuration(42.5), formatDuration(119.7), formatDuration(3725)]).toEqual(['42.5 s', '1 min 59 s', '1 h 02 min'])
   })
 })

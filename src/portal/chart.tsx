@@ -4,8 +4,10 @@
  * metric-blob column, drawn on the server as SVG (no script, no CDN). Each
  * baseline episode is a column with a grey baseline dot, a blue candidate
  * square and a line between them, green when the candidate is better for
- * that metric, red when worse. Hovering a column shows its values (SVG
- * `<title>`).
+ * that metric, red when worse. When the two are equal the baseline dot is
+ * drawn over a hollow candidate square, so both stay visible. A failed
+ * episode gets a red cross on the axis in its column. Hovering a column
+ * shows its values (SVG `<title>`).
  */
 import type { MetricSpec } from '../eval/rollup.ts'
 import { formatNumber } from './format.ts'
@@ -17,6 +19,8 @@ export interface ChartPoint {
   label: string
   baseline: number | null
   candidate: number | null
+  /** The episode failed (no values; marked on the axis). */
+  failed?: boolean
 }
 
 /** A metric-blob value as a number: booleans count 1/0, anything else non-numeric is absent. */
@@ -26,13 +30,20 @@ export function chartValue(raw: unknown): number | null {
   return typeof raw === 'number' && Number.isFinite(raw) ? raw : null
 }
 
-/** The points of `column` over result rows (rows without a blob or without either value are left out). */
+/**
+ * The points of `column` over result rows: failed rows as failed points,
+ * other rows without a blob or without either value left out.
+ */
 export function chartPoints(
-  rows: ReadonlyArray<{ label: string; metrics: Record<string, unknown> | null }>,
+  rows: ReadonlyArray<{ label: string; metrics: Record<string, unknown> | null; status?: string }>,
   column: MetricSpec['column'],
 ): ChartPoint[] {
   const points: ChartPoint[] = []
   rows.forEach((row, i) => {
+    if (row.status === 'failed') {
+      points.push({ row: i + 1, label: row.label, baseline: null, candidate: null, failed: true })
+      return
+    }
     if (!row.metrics) return
     const baseline = chartValue(row.metrics[`${column}_baseline`])
     const candidate = chartValue(row.metrics[`${column}_candidate`])
@@ -62,10 +73,12 @@ const PAD = { left: 64, right: 16, top: 12, bottom: 34 }
  */
 export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
   return (
-    <figure class="chart-figure">
+    <figure class='chart-figure'>
       <figcaption>
         {`${props.column} per baseline episode (${props.spec.direction} is better) `}
-        <span class="legend"><span class="swatch baseline" /> baseline <span class="swatch candidate" /> candidate</span>
+        <span class='legend'>
+          <span class='swatch baseline' /> baseline <span class='swatch candidate' /> candidate <span class='swatch failed' /> failed
+        </span>
       </figcaption>
       <ChartSvg {...props} />
     </figure>
@@ -76,8 +89,8 @@ export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; col
 function ChartSvg(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
   const { points, spec } = props
   const values = points.flatMap((p) => [p.baseline, p.candidate]).filter((v): v is number => v !== null)
-  let lo = Math.min(...values)
-  let hi = Math.max(...values)
+  let lo = values.length ? Math.min(...values) : 0
+  let hi = values.length ? Math.max(...values) : 0
   if (lo === hi) {
     lo -= lo === 0 ? 1 : Math.abs(lo) * 0.5
     hi += hi === 0 ? 1 : Math.abs(hi) * 0.5
@@ -98,28 +111,56 @@ function ChartSvg(props: { points: ChartPoint[]; spec: MetricSpec; column: strin
     return (p.candidate > p.baseline) === (spec.direction === 'higher') ? 'up' : 'down'
   }
   return (
-    <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${props.column}: baseline vs candidate per episode`} xmlns="http://www.w3.org/2000/svg">
+    <svg
+      class='chart'
+      viewBox={`0 0 ${W} ${H}`}
+      role='img'
+      aria-label={`${props.column}: baseline vs candidate per episode`}
+      xmlns='http://www.w3.org/2000/svg'
+    >
       {ticks(lo, hi).map((t) => (
         <g>
-          <line class="grid" x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
-          <text x={PAD.left - 8} y={y(t)} dy="0.35em" text-anchor="end">{formatNumber(t)}</text>
+          <line class='grid' x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
+          <text x={PAD.left - 8} y={y(t)} dy='0.35em' text-anchor='end'>{formatNumber(t)}</text>
         </g>
       ))}
-      <line class="axis" x1={PAD.left} x2={PAD.left} y1={PAD.top} y2={PAD.top + plotH} />
-      <line class="axis" x1={PAD.left} x2={W - PAD.right} y1={PAD.top + plotH} y2={PAD.top + plotH} />
-      {points.map((p, i) => (
-        <g class="episode">
-          <title>{`#${p.row} ${p.label}: baseline ${formatNumber(p.baseline)}, candidate ${formatNumber(p.candidate)}`}</title>
-          {p.baseline !== null && p.candidate !== null && (
-            <line class={direction(p)} stroke-width={Math.max(1, r / 2)} x1={x(i)} x2={x(i)} y1={y(p.baseline)} y2={y(p.candidate)} />
-          )}
-          {p.baseline !== null && <circle class="baseline" cx={x(i)} cy={y(p.baseline)} r={r} />}
-          {p.candidate !== null && <rect class="candidate" x={x(i) - r} y={y(p.candidate) - r} width={2 * r} height={2 * r} />}
-          {i % labelEvery === 0 && (
-            <text x={x(i)} y={H - PAD.bottom + 22} text-anchor="middle">{String(p.row)}</text>
-          )}
-        </g>
-      ))}
+      <line class='axis' x1={PAD.left} x2={PAD.left} y1={PAD.top} y2={PAD.top + plotH} />
+      <line class='axis' x1={PAD.left} x2={W - PAD.right} y1={PAD.top + plotH} y2={PAD.top + plotH} />
+      {points.map((p, i) => {
+        const same = p.baseline !== null && p.baseline === p.candidate
+        const base = PAD.top + plotH
+        return (
+          <g class={p.failed ? 'episode failed' : 'episode'}>
+            <title>
+              {p.failed
+                ? `#${p.row} ${p.label}: failed (no values)`
+                : `#${p.row} ${p.label}: baseline ${formatNumber(p.baseline)}, candidate ${formatNumber(p.candidate)}${same ? ' (unchanged)' : ''}`}
+            </title>
+            {p.failed && (
+              <path
+                class='failed-mark'
+                stroke-width={Math.max(1.5, r / 2)}
+                d={`M${x(i) - r} ${base - 2 * r - 2}L${x(i) + r} ${base - 2}M${x(i) + r} ${base - 2 * r - 2}L${x(i) - r} ${base - 2}`}
+              />
+            )}
+            {p.baseline !== null && p.candidate !== null && !same && (
+              <line class={direction(p)} stroke-width={Math.max(1, r / 2)} x1={x(i)} x2={x(i)} y1={y(p.baseline)} y2={y(p.candidate)} />
+            )}
+            {p.candidate !== null && (
+              <rect
+                class={same ? 'candidate hollow' : 'candidate'}
+                stroke-width={round(Math.max(1, r / 3))}
+                x={x(i) - r}
+                y={y(p.candidate) - r}
+                width={2 * r}
+                height={2 * r}
+              />
+            )}
+            {p.baseline !== null && <circle class='baseline' cx={x(i)} cy={y(p.baseline)} r={same ? round(r * 0.6) : r} />}
+            {i % labelEvery === 0 && <text x={x(i)} y={H - PAD.bottom + 22} text-anchor='middle'>{String(p.row)}</text>}
+          </g>
+        )
+      })}
     </svg>
   )
 }

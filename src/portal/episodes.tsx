@@ -10,18 +10,32 @@ import { Hono } from 'hono'
 import type { Deps } from '../context.ts'
 import { listEpisodes } from '../episodes/list.ts'
 import { EpisodeStatusSchema, ListEpisodesQuery } from '../episodes/schemas.ts'
+import { episodesByShortId } from '../episodes/short-id.ts'
+import { METADATA_PREFIX, metadataParamsFromText, splitMetadataParams } from '../episodes/metadata-filter.ts'
 import { EpisodicError } from '../errors.ts'
 import { parseWith } from '../http/body.ts'
-import { isUuid } from '../http/fields.ts'
-import { getEpisode } from '../ingest/episodes.ts'
-import { EpisodeSourceSchema, type Episode } from '../ingest/schemas.ts'
-import { ARTIFACT_FILE } from '../storage/types.ts'
+import { isUuid, uuidParam } from '../http/fields.ts'
+import { queryParams } from '../http/query.ts'
+import { getEpisode } from '../episodes/rows.ts'
+import { type Episode, EpisodeSourceSchema } from '../episodes/ingest-schemas.ts'
 import { formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import { Layout, sendPage } from './layout.tsx'
+import { EpisodePlots } from './plots/episode-plots.tsx'
+import { PLOT_PAGE_CSP } from './plots/plot-section.tsx'
+import { resultHref } from './replay-detail.tsx'
 import { useRoot } from './root.ts'
+import { Artifacts } from './artifacts.tsx'
 import type { PortalEnv } from './guard.ts'
 
-const FILTERS = ['source', 'status', 'robot', 'policy_version'] as const
+const FILTERS = ['source', 'status', 'robot', 'policy_version', 'created_after', 'created_before'] as const
+
+/** The `metadata.<key>` filters as the form's text: `task=reach site=lab-2`. */
+function metadataText(filters: Record<string, string>): string {
+  return Object.entries(filters)
+    .filter(([name]) => name.startsWith(METADATA_PREFIX))
+    .map(([name, value]) => `${name.slice(METADATA_PREFIX.length)}=${/[\s"]/.test(value) && !/^".*"$/.test(value) ? JSON.stringify(value) : value}`)
+    .join(' ')
+}
 
 /** Query parameters with empty values dropped (a submitted filter form sends every field). */
 export function givenParams(query: Record<string, string>): Record<string, string> {
@@ -32,6 +46,7 @@ export function givenParams(query: Record<string, string>): Record<string, strin
 function listHref(root: string, filters: Record<string, string>, cursor?: string): string {
   const params = new URLSearchParams()
   for (const name of FILTERS) if (filters[name]) params.set(name, filters[name]!)
+  for (const [name, value] of Object.entries(filters)) if (name.startsWith(METADATA_PREFIX)) params.set(name, value)
   if (cursor) params.set('cursor', cursor)
   const query = params.toString()
   return `${root}/portal/episodes${query ? `?${query}` : ''}`
@@ -51,10 +66,8 @@ function Select(props: { name: string; label: string; options: readonly string[]
     <label>
       {props.label}
       <select name={props.name}>
-        <option value="">any</option>
-        {props.options.map((o) => (
-          <option value={o} selected={o === props.value}>{o}</option>
-        ))}
+        <option value=''>any</option>
+        {props.options.map((o) => <option key={o} value={o} selected={o === props.value}>{o}</option>)}
       </select>
     </label>
   )
@@ -64,121 +77,159 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
   const f = props.filters
   const root = useRoot()
   return (
-    <Layout title="Episodes" section="episodes" signedIn>
+    <Layout title='Episodes' section='episodes' signedIn>
       <h1>Episodes</h1>
-      <p class="sub">Newest first.</p>
-      <form class="filters" method="get" action={`${root}/portal/episodes`}>
-        <Select name="source" label="source" options={EpisodeSourceSchema.options} value={f.source} />
-        <Select name="status" label="status" options={EpisodeStatusSchema.options} value={f.status} />
+      <p class='sub'>Newest first.</p>
+      <form class='filters' method='get' action={`${root}/portal/episodes`}>
+        <Select name='source' label='source' options={EpisodeSourceSchema.options} value={f.source} />
+        <Select name='status' label='status' options={EpisodeStatusSchema.options} value={f.status} />
         <label>
           robot
-          <input name="robot" value={f.robot ?? ''} maxlength={120} />
+          <input name='robot' value={f.robot ?? ''} maxlength={120} />
         </label>
         <label>
           policy version
-          <input name="policy_version" value={f.policy_version ?? ''} maxlength={120} />
+          <input name='policy_version' value={f.policy_version ?? ''} maxlength={120} />
         </label>
-        <button type="submit">Filter</button>
+        <label>
+          metadata
+          <input name='metadata' value={metadataText(f)} placeholder='task=reach site=lab-2' size={24} />
+        </label>
+        <label>
+          created from
+          <input name='created_after' value={f.created_after ?? ''} placeholder='2026-05-01' size={12} />
+        </label>
+        <label>
+          created before
+          <input name='created_before' value={f.created_before ?? ''} placeholder='2026-06-01' size={12} />
+        </label>
+        <button type='submit'>Filter</button>
         <a href={`${root}/portal/episodes`}>Clear</a>
       </form>
-      {props.items.length === 0 ? (
-        <p class="card muted">No episodes{Object.keys(f).length ? ' match these filters' : ' yet'}.</p>
-      ) : (
-        <div class="scroll">
-          <table class="stack">
+      {props.items.length === 0 ? <p class='card muted'>No episodes{Object.keys(f).length ? ' match these filters' : ' yet'}.</p> : (
+        <div class='scroll'>
+          <table class='stack'>
             <thead>
               <tr>
-                <th>name</th><th>source</th><th>status</th><th>robot</th><th>policy</th>
-                <th class="num">duration</th><th class="num">size</th><th>created</th>
+                <th>name</th>
+                <th>source</th>
+                <th>status</th>
+                <th>robot</th>
+                <th>policy</th>
+                <th class='num'>duration</th>
+                <th class='num'>size</th>
+                <th>created</th>
               </tr>
             </thead>
             <tbody>
               {props.items.map((e) => (
                 <tr>
-                  <td class="head"><a href={`${root}/portal/episodes/${e.episode_id}`}>{e.display_name}</a></td>
-                  <td data-label="source">{e.source}</td>
-                  <td data-label="status"><Status status={e.status} /></td>
-                  <td data-label="robot">{e.robot ?? NONE}</td>
-                  <td data-label="policy">{e.policy_version ?? NONE}</td>
-                  <td class="num" data-label="duration">{formatDuration(e.duration_s)}</td>
-                  <td class="num" data-label="size">{formatBytes(e.bytes_total)}</td>
-                  <td data-label="created"><time datetime={e.created_at}>{formatTime(e.created_at)}</time></td>
+                  <td class='head'>
+                    <a href={`${root}/portal/episodes/${e.episode_id}`}>{e.display_name}</a>
+                  </td>
+                  <td data-label='source'>{e.source}</td>
+                  <td data-label='status'>
+                    <Status status={e.status} />
+                  </td>
+                  <td data-label='robot'>{e.robot ?? NONE}</td>
+                  <td data-label='policy'>{e.policy_version ?? NONE}</td>
+                  <td class='num' data-label='duration'>{formatDuration(e.duration_s)}</td>
+                  <td class='num' data-label='size'>{formatBytes(e.bytes_total)}</td>
+                  <td data-label='created'>
+                    <time datetime={e.created_at}>{formatTime(e.created_at)}</time>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      <nav class="pager" aria-label="pages">
+      <nav class='pager' aria-label='pages'>
         {props.paged && <a href={listHref(root, f)}>First page</a>}
-        {props.next && <a href={listHref(root, f, props.next)} rel="next">Next page →</a>}
+        {props.next && <a href={listHref(root, f, props.next)} rel='next'>Next page →</a>}
       </nav>
     </Layout>
   )
 }
 
-function EpisodePage(props: { episode: Episode; storage: boolean }) {
+function EpisodePage(props: { episode: Episode; storage: boolean; deps: Deps }) {
   const root = useRoot()
   const e = props.episode
   const runId = typeof e.metadata.eval_run_id === 'string' && isUuid(e.metadata.eval_run_id) ? e.metadata.eval_run_id : null
   const baselineId = typeof e.metadata.baseline_episode_id === 'string' && isUuid(e.metadata.baseline_episode_id) ? e.metadata.baseline_episode_id : null
   const fields: Array<[string, unknown]> = [
-    ['episode_id', <code>{e.episode_id}</code>],
-    ['name', e.name ?? <span class="muted">{`not set (shown as ${e.display_name})`}</span>],
+    ['episode_id', <code key='episode_id'>{e.episode_id}</code>],
+    ['name', e.name ?? <span key='name' class='muted'>{`not set (shown as ${e.display_name})`}</span>],
     ['source', e.source],
-    ['status', <Status status={e.status} />],
+    ['status', <Status key='status' status={e.status} />],
     ['robot', e.robot],
     ['policy_version', e.policy_version],
     ['env_version', e.env_version],
-    ['git_sha', e.git_sha === null ? null : <code>{e.git_sha}</code>],
+    ['git_sha', e.git_sha === null ? null : <code key='git_sha'>{e.git_sha}</code>],
     ['seed', e.seed === null ? null : String(e.seed)],
     ['fps', e.fps === null ? null : formatNumber(e.fps)],
     ['duration_s', e.duration_s === null ? null : `${formatNumber(e.duration_s)} (${formatDuration(e.duration_s)})`],
     ['bytes_total', e.bytes_total === null ? null : `${e.bytes_total} (${formatBytes(e.bytes_total)})`],
-    ['client_id', <code>{e.client_id}</code>],
-    ['created_at', <time datetime={e.created_at}>{formatTime(e.created_at)}</time>],
-    ['updated_at', <time datetime={e.updated_at}>{formatTime(e.updated_at)}</time>],
+    ['client_id', <code key='client_id'>{e.client_id}</code>],
+    ['created_at', <time key='created_at' datetime={e.created_at}>{formatTime(e.created_at)}</time>],
+    ['updated_at', <time key='updated_at' datetime={e.updated_at}>{formatTime(e.updated_at)}</time>],
   ]
   return (
-    <Layout title={e.display_name} section="episodes" signedIn>
+    <Layout title={e.display_name} section='episodes' signedIn>
       <h1>{e.display_name}</h1>
-      <p class="sub">
+      <p class='sub'>
         <Status status={e.status} /> {e.source} episode{e.robot ? ` on ${e.robot}` : ''}
-        {runId && <> · replay in <a href={`${root}/portal/eval-runs/${runId}`}>eval run</a></>}
-        {baselineId && <> of <a href={`${root}/portal/episodes/${baselineId}`}>baseline episode</a></>}
+        {runId && (
+          <>
+            · replay in <a href={`${root}/portal/eval-runs/${runId}`}>eval run</a>
+          </>
+        )}
+        {baselineId && (
+          <>
+            of <a href={`${root}/portal/episodes/${baselineId}`}>baseline episode</a>
+          </>
+        )}
+        {runId && baselineId && (
+          <>
+            · <a href={resultHref(root, runId, baselineId)} id='compare-link'>actions beside the baseline's</a>
+          </>
+        )}
       </p>
-      <div class="card">
-        <dl class="fields">
+      <div class='card'>
+        <dl class='fields'>
           {fields.map(([name, value]) => (
             <>
               <dt>{name}</dt>
-              <dd>{value === null || value === undefined ? <span class="muted">{NONE}</span> : (value as string)}</dd>
+              <dd>{value === null || value === undefined ? <span class='muted'>{NONE}</span> : (value as string)}</dd>
             </>
           ))}
         </dl>
       </div>
-      <h2>Artifacts</h2>
-      {e.artifacts.length === 0 ? (
-        <p class="muted">None requested (a metadata-only episode).</p>
-      ) : !props.storage ? (
-        <p class="muted">{`Requested: ${e.artifacts.join(', ')}. This deployment has no object storage, so they cannot be opened.`}</p>
-      ) : (
-        <>
-          <ul class="artifacts">
-            {e.artifacts.map((kind) => (
-              <li><a href={artifactHref(root, e.episode_id, kind)} class="artifact" data-kind={kind}>{`${kind} (${ARTIFACT_FILE[kind]})`}</a></li>
-            ))}
-          </ul>
-          {e.artifacts.includes('video') && (
-            <video controls preload="metadata" src={artifactHref(root, e.episode_id, 'video')}>
-              <a href={artifactHref(root, e.episode_id, 'video')}>Download the video</a>
-            </video>
-          )}
-          <p class="muted">Links open a signed URL valid for 15 minutes. Uploads are not verified, so an artifact requested at open may be missing.</p>
-        </>
-      )}
+      <Artifacts deps={props.deps} episode={e} />
+      <EpisodePlots episode={e} storage={props.storage} />
       <h2>Metadata</h2>
-      <pre class="json" id="metadata">{prettyJson(e.metadata)}</pre>
+      <pre class='json' id='metadata'>{prettyJson(e.metadata)}</pre>
+    </Layout>
+  )
+}
+
+/** The episodes whose ids start with a short id that is not unique. */
+function ShortIdMatches(props: { prefix: string; matches: Array<{ id: string; name: string | null }> }) {
+  const root = useRoot()
+  return (
+    <Layout title={props.prefix} section='episodes' signedIn>
+      <h1>{`Episodes starting with ${props.prefix}`}</h1>
+      <p class='sub'>The short id is not unique; pick one.</p>
+      <ul id='short-id-matches'>
+        {props.matches.map((m) => (
+          <li>
+            <a href={`${root}/portal/episodes/${m.id}`}>
+              <code>{m.id}</code>
+            </a>
+            {m.name ? ` ${m.name}` : ''}
+          </li>
+        ))}
+      </ul>
     </Layout>
   )
 }
@@ -187,16 +238,25 @@ function EpisodePage(props: { episode: Episode; storage: boolean }) {
 export function episodePages(deps: Deps) {
   const app = new Hono<PortalEnv>()
   app.get('/', async (c) => {
-    const filters = givenParams(c.req.query())
-    const query = parseWith(ListEpisodesQuery, filters)
-    const page = await listEpisodes(deps.db, c.get('clientId'), query)
+    // The form's `metadata` text (`task=reach site=lab-2`) and `metadata.<key>` parameters (as in the API) both filter.
+    const { metadata: text, ...given } = givenParams(queryParams(c.req.url))
+    const filters = { ...given, ...(text ? metadataParamsFromText(text) : {}) }
+    const { filters: metadata, rest } = splitMetadataParams(filters)
+    const query = parseWith(ListEpisodesQuery, rest)
+    const page = await listEpisodes(deps.db, c.get('clientId'), query, metadata)
     return sendPage(c, 200, <EpisodeList items={page.items} next={page.next_cursor} filters={filters} paged={!!query.cursor} />)
   })
   app.get('/:id', async (c) => {
     const id = c.req.param('id')
-    if (!isUuid(id)) throw new EpisodicError('not_found', 'episode not found')
-    const episode = await getEpisode(deps.db, c.get('clientId'), id.toLowerCase())
-    return sendPage(c, 200, <EpisodePage episode={episode} storage={deps.storage !== null} />)
+    if (!isUuid(id)) {
+      // A short id as `episodic replay run` prints it: one match opens it, several are listed.
+      const matches = await episodesByShortId(deps.db, c.get('clientId'), id)
+      if (matches.length === 1) return c.redirect(`${c.get('root')}/portal/episodes/${matches[0]!.id}`, 302)
+      if (matches.length > 1) return sendPage(c, 200, <ShortIdMatches prefix={id} matches={matches} />)
+      throw new EpisodicError('not_found', 'episode not found')
+    }
+    const episode = await getEpisode(deps.db, c.get('clientId'), uuidParam(id, 'episode not found'))
+    return sendPage(c, 200, <EpisodePage episode={episode} storage={deps.storage !== null} deps={deps} />, PLOT_PAGE_CSP)
   })
   return app
 }

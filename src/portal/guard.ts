@@ -8,7 +8,7 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { Deps } from '../context.ts'
-import { readSessionCookie, type Session } from './session.ts'
+import { readSessionCookie, type Session } from '../auth/session.ts'
 
 /** Hono environment of the portal's pages: the caller's client and session. */
 export interface PortalEnv {

@@ -10,7 +10,7 @@ import { raw } from 'hono/html'
 import { RootPath, useRoot } from './root.ts'
 
 /** Which top-level section a page belongs to (highlighted in the nav). */
-export type Section = 'episodes' | 'eval-runs' | 'none'
+export type Section = 'episodes' | 'eval-runs' | 'trends' | 'webhooks' | 'none'
 
 export interface LayoutProps {
   title: string
@@ -41,26 +41,28 @@ export function Layout(props: LayoutProps) {
   return (
     <>
       {raw('<!doctype html>')}
-      <html lang="en">
+      <html lang='en'>
         <head>
-          <meta charset="utf-8" />
-          <meta name="viewport" content="width=device-width, initial-scale=1" />
-          <meta name="referrer" content="same-origin" />
+          <meta charset='utf-8' />
+          <meta name='viewport' content='width=device-width, initial-scale=1' />
+          <meta name='referrer' content='same-origin' />
           <title>{`${props.title} · episodic`}</title>
-          <link rel="stylesheet" href={`${root}/portal/assets/style.css`} />
+          <link rel='stylesheet' href={`${root}/portal/assets/style.css`} />
         </head>
         <body>
-          <header class="top">
-            <a class="brand" href={`${root}/portal/episodes`}>episodic</a>
+          <header class='top'>
+            <a class='brand' href={`${root}/portal/episodes`}>episodic</a>
             {props.signedIn && (
               <nav>
                 <a href={`${root}/portal/episodes`} {...current('episodes')}>Episodes</a>
                 <a href={`${root}/portal/eval-runs`} {...current('eval-runs')}>Eval runs</a>
+                <a href={`${root}/portal/trends`} {...current('trends')}>Trends</a>
+                <a href={`${root}/portal/webhooks`} {...current('webhooks')}>Webhooks</a>
               </nav>
             )}
             {props.signedIn && (
-              <form method="post" action={`${root}/portal/logout`}>
-                <button type="submit" class="link">Sign out</button>
+              <form method='post' action={`${root}/portal/logout`}>
+                <button type='submit' class='link'>Sign out</button>
               </form>
             )}
           </header>
@@ -72,26 +74,32 @@ export function Layout(props: LayoutProps) {
 }
 
 /**
- * Sends a page with the portal's headers (private, never cached, strict CSP),
- * rendered under the root path the portal's middleware put in `c.var.root`.
+ * Sends a page with the portal's headers (private, never cached, strict CSP,
+ * or the given one: pages with plots allow the portal's script), rendered
+ * under the root path the portal's middleware put in `c.var.root`.
  */
-export function sendPage(c: Context, status: 200 | 400 | 401 | 403 | 404 | 500, page: Child): Response | Promise<Response> {
-  c.header('content-security-policy', CONTENT_SECURITY_POLICY)
+export function sendPage(
+  c: Context,
+  status: 200 | 400 | 401 | 403 | 404 | 429 | 500,
+  page: Child,
+  csp = CONTENT_SECURITY_POLICY,
+): Response | Promise<Response> {
+  c.header('content-security-policy', csp)
   c.header('cache-control', 'no-store')
   c.header('x-content-type-options', 'nosniff')
   c.header('x-frame-options', 'DENY')
   c.header('referrer-policy', 'same-origin')
   const root = (c.get('root') as string | undefined) ?? ''
-  return c.html((<RootPath.Provider value={root}>{page}</RootPath.Provider>) as unknown as string | Promise<string>, status)
+  return c.html(<RootPath.Provider value={root}>{page}</RootPath.Provider> as unknown as string | Promise<string>, status)
 }
 
 /** A page that only says what went wrong (not found, a bad filter, a refused form). */
 export function MessagePage(props: { title: string; message: string; signedIn: boolean }) {
   const root = useRoot()
   return (
-    <Layout title={props.title} section="none" signedIn={props.signedIn}>
+    <Layout title={props.title} section='none' signedIn={props.signedIn}>
       <h1>{props.title}</h1>
-      <p class="sub">{props.message}</p>
+      <p class='sub'>{props.message}</p>
       {props.signedIn && (
         <p>
           <a href={`${root}/portal/episodes`}>Back to episodes</a>

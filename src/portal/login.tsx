@@ -5,15 +5,15 @@
  * answers with the session cookie; the key itself is never stored. Both forms
  * are POSTs accepted only from the portal's own pages.
  */
-import { Hono, type Context } from 'hono'
+import { type Context, Hono } from 'hono'
 import { parseApiKey } from '../auth/keys.ts'
 import type { Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { readBodyText } from '../http/body.ts'
-import { fromSameOrigin, isHttps, safeNext, type PortalEnv } from './guard.ts'
+import { fromSameOrigin, isHttps, type PortalEnv, safeNext } from './guard.ts'
 import { Layout, MessagePage, sendPage } from './layout.tsx'
 import { useRoot } from './root.ts'
-import { clearSessionCookie, readSessionCookie, setSessionCookie } from './session.ts'
+import { clearSessionCookie, readSessionCookie, setSessionCookie } from '../auth/session.ts'
 
 /** A sign-in form is tiny; anything larger is not one. */
 const FORM_LIMIT = 4096
@@ -21,16 +21,19 @@ const FORM_LIMIT = 4096
 function LoginPage(props: { next: string; error?: string }) {
   const root = useRoot()
   return (
-    <Layout title="Sign in" section="none" signedIn={false}>
-      <div class="login card">
+    <Layout title='Sign in' section='none' signedIn={false}>
+      <div class='login card'>
         <h1>Sign in</h1>
-        <p class="sub">Paste an API key of your client (<code>epk_…</code>). The portal keeps a signed session cookie for 12 hours, never the key; revoking the key ends the session.</p>
-        {props.error && <p class="error-box" role="alert">{props.error}</p>}
-        <form method="post" action={`${root}/portal/login`}>
-          <label for="api_key">API key</label>
-          <input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck={false} required autofocus />
-          <input type="hidden" name="next" value={props.next} />
-          <button type="submit">Sign in</button>
+        <p class='sub'>
+          Paste an API key of your client (<code>epk_…</code>). The portal keeps a signed session cookie for 12 hours, never the key; revoking the key ends the
+          session.
+        </p>
+        {props.error && <p class='error-box' role='alert'>{props.error}</p>}
+        <form method='post' action={`${root}/portal/login`}>
+          <label for='api_key'>API key</label>
+          <input id='api_key' name='api_key' type='password' autocomplete='off' spellcheck={false} required autofocus />
+          <input type='hidden' name='next' value={props.next} />
+          <button type='submit'>Sign in</button>
         </form>
       </div>
     </Layout>
@@ -38,7 +41,11 @@ function LoginPage(props: { next: string; error?: string }) {
 }
 
 function refuseCrossSite(c: Context) {
-  return sendPage(c, 403, <MessagePage title="Refused" message="This form was not sent from the portal's own page. Open the portal and try again." signedIn={false} />)
+  return sendPage(
+    c,
+    403,
+    <MessagePage title='Refused' message="This form was not sent from the portal's own page. Open the portal and try again." signedIn={false} />,
+  )
 }
 
 /** The client id of a pasted key, or null when the key is malformed, unknown, wrong or revoked. */
@@ -63,6 +70,8 @@ export function loginRoutes(deps: Deps) {
     return sendPage(c, 200, <LoginPage next={next} />)
   })
 
+  // Every try counts, so guessing keys from one address is slow (429 + Retry-After).
+  if (deps.limits.signIn) app.post('/login', deps.limits.signIn)
   app.post('/login', async (c) => {
     if (!fromSameOrigin(c, deps)) return refuseCrossSite(c)
     const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase()
@@ -71,7 +80,7 @@ export function loginRoutes(deps: Deps) {
     const next = safeNext(form.get('next'), c.get('root'))
     const verified = await verifyKey(deps, (form.get('api_key') ?? '').trim())
     if (!verified) {
-      return sendPage(c, 401, <LoginPage next={next} error="That API key was not accepted: it is mistyped, unknown or revoked." />)
+      return sendPage(c, 401, <LoginPage next={next} error='That API key was not accepted: it is mistyped, unknown or revoked.' />)
     }
     const { value, expiresAt } = await deps.sessions.issue(verified.keyId, verified.clientId)
     setSessionCookie(c, value, expiresAt, isHttps(c, deps))

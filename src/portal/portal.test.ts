@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createKey, revokeKey } from '../admin/admin.ts'
 import { createApp, type EpisodicApp } from '../app.ts'
-import { openDatabase } from '../db/open.ts'
+import { openTestDatabase } from '../../test/helpers/pglite.ts'
 import { createLocalStorage } from '../storage/local.ts'
 import { createMemoryFiles } from '../storage/memory-files.ts'
-import { SESSION_TTL_SECONDS } from './session.ts'
+import { SESSION_TTL_SECONDS } from '../auth/session.ts'
 
 const ORIGIN = 'http://portal.test'
 let app: EpisodicApp
@@ -18,7 +18,7 @@ let offset = 0
 let n = 0
 
 beforeAll(async () => {
-  const db = await openDatabase()
+  const db = await openTestDatabase()
   app = createApp({
     db,
     storage: createLocalStorage({ files: createMemoryFiles(), secret: 'storage-secret' }),
@@ -117,7 +117,9 @@ describe('sign-in', () => {
 
   it('refuses cross-site form posts (CSRF) for sign-in and sign-out', async () => {
     const { key } = await tenant()
-    const refused: Array<Record<string, string>> = [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site', origin: ORIGIN }, { origin: 'null' }]
+    const refused: Array<Record<string, string>> = [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site', origin: ORIGIN }, {
+      origin: 'null',
+    }]
     for (const headers of refused) {
       const reply = await login(key, headers)
       expect(reply.status).toBe(403)
@@ -167,8 +169,11 @@ describe('sessions', () => {
     const t = await tenant()
     const other = await tenant()
     const cookie = await session(t.key)
-    const opened = await (await api('/api/ingest/episode', t.key, { request_uploads: ['video'] })).json() as { episode_id: string; upload_urls: Array<{ url: string }> }
-    await app.request(opened.upload_urls[0]!.url, { method: 'PUT', body: 'mp4 bytes', headers: { 'content-type': 'video/mp4' } })
+    const opened = await (await api('/api/ingest/episode', t.key, { request_uploads: ['video'] })).json() as {
+      episode_id: string
+      upload_urls: Array<{ url: string }>
+    }
+    await app.request(opened.upload_urls[0]!.url, { method: 'PUT', body: 'mp4 bytes', headers: { 'content-type': 'video/mp4', 'content-length': '9' } })
     const foreign = await episode(other.key)
 
     const list = await page('/api/episodes', cookie)
@@ -222,8 +227,17 @@ describe('pages', () => {
     const cookie = await session(t.key)
     const foreign = await episode(other.key)
     const base = await episode(other.key)
-    const run = (await (await api('/api/ingest/eval-run', other.key, { candidate_policy_version: 'c', baseline_episode_ids: [base] })).json()) as { eval_run_id: string }
-    const paths = [`/portal/episodes/${foreign}`, '/portal/episodes/0b5e0000-0000-4000-8000-000000000000', '/portal/episodes/nope', `/portal/eval-runs/${run.eval_run_id}`, '/portal/eval-runs/nope', '/portal/nothing']
+    const run = (await (await api('/api/ingest/eval-run', other.key, { candidate_policy_version: 'c', baseline_episode_ids: [base] })).json()) as {
+      eval_run_id: string
+    }
+    const paths = [
+      `/portal/episodes/${foreign}`,
+      '/portal/episodes/0b5e0000-0000-4000-8000-000000000000',
+      '/portal/episodes/nope',
+      `/portal/eval-runs/${run.eval_run_id}`,
+      '/portal/eval-runs/nope',
+      '/portal/nothing',
+    ]
     const bodies = new Set<string>()
     for (const path of paths) {
       const reply = await page(path, cookie)
@@ -251,12 +265,24 @@ describe('pages', () => {
     const cookie = await session(t.key)
     const [a, b] = [await episode(t.key, { name: 'base-a' }), await episode(t.key)]
     const replay = await episode(t.key, { source: 'replay', name: 'replay-a' })
-    const run = ((await (await api('/api/ingest/eval-run', t.key, { candidate_policy_version: 'cand-v2', baseline_policy_version: 'base-v1', baseline_episode_ids: [a, b], metadata: { build: '<script>x</script>' } })).json()) as { eval_run_id: string }).eval_run_id
+    const run = ((await (await api('/api/ingest/eval-run', t.key, {
+      candidate_policy_version: 'cand-v2',
+      baseline_policy_version: 'base-v1',
+      baseline_episode_ids: [a, b],
+      metadata: { build: '<script>x</script>' },
+    })).json()) as { eval_run_id: string }).eval_run_id
     const pending = await (await page(`/portal/eval-runs/${run}`, cookie)).text()
     expect(pending).toContain('Not finalized yet')
     expect(pending).toContain('&lt;script&gt;x&lt;/script&gt;')
 
-    const metrics = { success_baseline: false, success_candidate: true, reward_total_baseline: 3, reward_total_candidate: 7.5, collision_count_baseline: 1, collision_count_candidate: 0 }
+    const metrics = {
+      success_baseline: false,
+      success_candidate: true,
+      reward_total_baseline: 3,
+      reward_total_candidate: 7.5,
+      collision_count_baseline: 1,
+      collision_count_candidate: 0,
+    }
     await api(`/api/ingest/eval-run/${run}/result`, t.key, { baseline_episode_id: a, status: 'done', replay_episode_id: replay, metrics })
     await api(`/api/ingest/eval-run/${run}/result`, t.key, { baseline_episode_id: b, status: 'failed', error: 'ValueError: <bad> shape' })
     await api(`/api/ingest/eval-run/${run}/finalize`, t.key, {})
@@ -266,10 +292,16 @@ describe('pages', () => {
     expect(html).toContain('cand-v2')
     expect(html).toContain('base-v1')
     expect(html).toMatch(/id="recommendation">HOLD</)
-    expect(html).toContain('held: 1 episode failed')
-    expect(html).toMatch(/data-metric="reward_mean">.*?>3<.*?>7\.5<.*?>\+4\.5<.*?✓ better/s)
-    expect(html).toMatch(/data-metric="collision_rate">.*?>100%<.*?>0%<.*?>-100 pp<.*?✓ better/s)
+    expect(html).toMatch(/id="verdict">HOLD</)
+    expect(html).toContain('<li>1 episode failed (the policy raised or the replay broke); a failed episode blocks ship.</li>')
+    expect(html).toContain('Replay is open-loop')
+    // One pair is no interval: the point estimate shows, the mark does not claim better.
+    expect(html).toMatch(/data-metric="reward_mean">.*?>3<.*?>7\.5<.*?>\+4\.5<.*?data-label="n">1<.*?no clear change/s)
+    expect(html).toMatch(/data-metric="collision_rate">.*?>100%<.*?>0%<.*?>-100 pp<.*?no clear change/s)
     expect(html).toMatch(/data-metric="ood_action_share">.*?n\/a/s)
+    expect(html).not.toContain('reported by the policy') // these blobs carry no outcome_source
+    expect(html).toContain('id="action-divergence"')
+    expect(html).toContain('class="episode failed"') // the failed row is marked on the chart
     expect(html).toContain('<svg class="chart"')
     expect(html).toContain('#1 base-a: baseline 3, candidate 7.5')
     expect(html).toContain(`href="/portal/episodes/${a}" class="baseline-link">base-a<`)

@@ -7,7 +7,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createKey } from '../admin/admin.ts'
 import { createApp, type EpisodicApp } from '../app.ts'
-import { openDatabase } from '../db/open.ts'
+import { openTestDatabase } from '../../test/helpers/pglite.ts'
 import { createLocalStorage } from '../storage/local.ts'
 import { createMemoryFiles } from '../storage/memory-files.ts'
 
@@ -19,7 +19,7 @@ let key: string
 
 beforeAll(async () => {
   app = createApp({
-    db: await openDatabase(),
+    db: await openTestDatabase(),
     storage: createLocalStorage({ files: createMemoryFiles(), secret: 'storage-secret' }),
     sessionSecret: 'a-test-session-secret-of-32-chars!!',
     baseUrl: `${ORIGIN}${PREFIX}`,
@@ -70,10 +70,18 @@ describe('portal under a path prefix', () => {
     const { episode_id: id, upload_urls: uploads } = (await opened.json()) as { episode_id: string; upload_urls: { url: string }[] }
     expect(uploads.length).toBe(2)
     for (const { url } of uploads) expect(new URL(url).pathname.startsWith(`${PREFIX}/`), url).toBe(true)
+    // The page links only artifacts that arrived: upload the video through its prefixed URL.
+    const stored = await mounted.request(uploads[0]!.url, { method: 'PUT', body: 'mp4', headers: { 'content-type': 'video/mp4', 'content-length': '3' } })
+    expect(stored.status).toBe(200)
 
     const seen = new Set<string>()
     // the sign-in page signed out (signed in, it redirects), the others signed in
-    for (const [path, as] of [[`${PREFIX}/portal/login`, undefined], [`${PREFIX}/portal/episodes`, cookie], [`${PREFIX}/portal/episodes/${id}`, cookie], [`${PREFIX}/portal/eval-runs`, cookie]] as const) {
+    for (
+      const [path, as] of [[`${PREFIX}/portal/login`, undefined], [`${PREFIX}/portal/episodes`, cookie], [`${PREFIX}/portal/episodes/${id}`, cookie], [
+        `${PREFIX}/portal/eval-runs`,
+        cookie,
+      ]] as const
+    ) {
       const reply = await get(path, as)
       expect(reply.status, path).toBe(200)
       for (const url of localUrls(await reply.text())) seen.add(url)

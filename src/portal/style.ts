@@ -93,6 +93,39 @@ td.metric small { display: block; }
 .chart .up { stroke: var(--good); }
 .chart .down { stroke: var(--bad); }
 .chart .flat { stroke: var(--muted); }
+.chart .candidate.hollow { fill: none; stroke: var(--cand); }
+.chart .failed-mark { stroke: var(--bad); fill: none; }
+.swatch.failed { background: var(--bad); }
+.r-inconclusive { color: var(--warn); }
+svg.errorbar { vertical-align: middle; margin-right: 6px; }
+.errorbar .zero { stroke: var(--muted); stroke-dasharray: 2 2; }
+.errorbar .bar { stroke: var(--muted); stroke-width: 2; }
+.errorbar .point { fill: var(--muted); }
+.errorbar.better .bar { stroke: var(--good); } .errorbar.better .point { fill: var(--good); }
+.errorbar.worse .bar { stroke: var(--bad); } .errorbar.worse .point { fill: var(--bad); }
+td.interval { white-space: nowrap; }
+.interval-text { font-size: 12px; color: var(--muted); font-variant-numeric: tabular-nums; }
+td.candidate-cell small { display: block; font-size: 11px; }
+.self-reported { color: var(--warn); }
+ol.reasons { flex-basis: 100%; margin: 4px 0 0; padding-left: 20px; }
+.open-loop { flex-basis: 100%; margin: 0; font-size: 13px; }
+#action-keys { margin-top: 12px; }
 .chart-nav { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 13px; margin-bottom: 6px; }
 .chart-nav [aria-current] { font-weight: 700; color: var(--fg); }
+.plots { margin: 0 0 18px; }
+.plots h3 { font-size: 15px; margin: 14px 0 6px; }
+.plots[data-state=missing] .plot-status, .plots[data-state=error] .plot-status { color: var(--warn); }
+.plot { margin: 0 0 14px; padding: 8px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
+.plot figcaption { font-size: 13px; color: var(--muted); margin-bottom: 4px; overflow-wrap: anywhere; }
+.plot .u-legend { font-size: 12px; text-align: left; }
+.plot .u-legend .u-series { padding: 0 6px; }
+.plot .u-legend th { text-transform: none; letter-spacing: normal; color: var(--fg); padding: 0 2px; }
+.trend { margin: 0 0 18px; }
+.trend h2 { margin-top: 0; }
+.trend .point a:focus circle, .trend .point a:hover circle { stroke: var(--fg); stroke-width: 2; }
+.chart .ci { stroke: var(--cand); stroke-width: 1.5; }
+.chart .zero { stroke: var(--muted); stroke-dasharray: 4 4; }
+.chart .trendline { stroke: var(--cand); fill: none; stroke-width: 1.5; }
+td.head { white-space: normal; overflow-wrap: anywhere; min-width: 12ch; max-width: 40ch; }
+td[data-label=robot], td[data-label=policy], td[data-label=candidate], td[data-label=baseline] { white-space: normal; overflow-wrap: anywhere; max-width: 28ch; }
 `

@@ -5,36 +5,44 @@
  * per-episode metric blob comes out. Any error here fails only this episode.
  */
 import type { MetricBlob } from '../eval/metric-blob.ts'
-import { readNpz, stepView, type Crc32, type Inflate, type NdArray } from './npz/index.ts'
+import { type Crc32, type Inflate, type NdArray, NpzError, readNpz, stepView } from './npz/index.ts'
 import { CandidateRecorder } from './metrics.ts'
-import { baselineOutcome, candidateOutcome, type Outcome } from './outcome.ts'
+import { baselineOutcome, candidateOutcome, type Outcome, outcomeSource } from './outcome.ts'
+import { type Action, asPolicyObject, type CandidatePolicy, type Observation, type StepContext } from './policy.ts'
 
-/** One step's observation: each recorded namespace's array at that step. */
-export type Observation = Record<string, NdArray>
-
-/** What a policy returns for one step: namespaces to action values, and optionally `_outcome` on the last step. */
-export type Action = Record<string, unknown>
+export type { Action, Observation, Policy } from './policy.ts'
 
 /**
- * The candidate policy: observation in, action out, sync or async. Keys of the
- * action pair with the baseline's `actions.npz` keys by name; shapes must match.
+ * One baseline episode as `replayEpisode` takes it: the two downloaded
+ * archives, the episode's metadata, and how to decode them.
  */
-export type Policy = (observation: Observation) => Action | Promise<Action>
-
 export interface EpisodeInput {
+  /** The baseline's `actions.npz` bytes: the recorded actions the candidate's are compared with. */
   actions: Uint8Array
+  /** The baseline's `sensors.npz` bytes: each step's observation comes from these arrays. */
   sensors: Uint8Array
   /** The baseline episode's metadata (outcome values). */
   metadata: Record<string, unknown>
+  /** The inflater for deflated members (default: the fastest the runtime has). */
   inflate?: Inflate
   /** `actions` and `sensors` are handed over (fresh downloads): decode them in place, without copying stored arrays. */
   inPlace?: boolean
   /** Check each archive member's CRC-32 (see `ReadNpzOptions.verifyCrc`); default false here, on in `runAgainst`. */
   verifyCrc?: boolean | Crc32
+  /** 0-based position of this baseline in the run (the policy's `episodeIndex`; default 0). */
+  episodeIndex?: number
+  /** The baseline's id, passed to the policy's context (default ''). */
+  baselineEpisodeId?: string
 }
 
-/** Runs the policy over one episode and returns its metric blob and candidate outcome. */
-export async function replayEpisode(policy: Policy, input: EpisodeInput): Promise<{ metrics: MetricBlob; outcome: Outcome }> {
+/**
+ * Runs the policy over one episode and returns its metric blob and candidate
+ * outcome. A `PolicyObject`'s `reset` runs first, once the step count is known.
+ */
+export async function replayEpisode(candidatePolicy: CandidatePolicy, input: EpisodeInput): Promise<{ metrics: MetricBlob; outcome: Outcome }> {
+  const policy = asPolicyObject(candidatePolicy)
+  // A bare function is called as one, so its stack frames read as the user wrote them.
+  const act = typeof candidatePolicy === 'function' ? candidatePolicy : (o: Observation, c: StepContext) => policy.act(o, c)
   const actions = readArchive(input.actions, 'actions.npz', input)
   const sensors = readArchive(input.sensors, 'sensors.npz', input)
   const recorder = new CandidateRecorder(actions)
@@ -46,22 +54,47 @@ export async function replayEpisode(policy: Policy, input: EpisodeInput): Promis
       throw new RangeError(`sensors.npz "${key}" has ${shape[0]} steps but actions.npz has ${steps}`)
     }
   }
+  const episodeIndex = input.episodeIndex ?? 0
+  const baselineEpisodeId = input.baselineEpisodeId ?? ''
+  if (policy.reset) await policy.reset({ episodeIndex, baselineEpisodeId, steps })
   let sentinel: unknown
+  const take = (step: number, action: unknown) => {
+    if (action === null || typeof action !== 'object') {
+      throw new TypeError(`policy returned ${action === null ? 'null' : typeof action} at step ${step}; expected an object keyed by namespace`)
+    }
+    recorder.record(step, action as Action)
+    if ((action as Action)._outcome !== undefined) sentinel = (action as Action)._outcome
+  }
+  // Replay is open loop (no observation depends on an action), so a remote policy that answers
+  // in order may be sent the next steps before the current answer is back.
+  const depth = Math.max(1, Math.floor(policy.pipelineDepth ?? 1))
+  const inFlight: Promise<Action>[] = []
   for (let step = 0; step < steps; step++) {
     const observation: Observation = {}
     for (let k = 0; k < keys.length; k++) {
       const array = sensors[keys[k]!]!
       observation[keys[k]!] = array.shape.length === 0 ? array : stepView(array, step)
     }
-    let action = policy(observation)
-    if (action instanceof Promise) action = await action
-    if (action === null || typeof action !== 'object') throw new TypeError(`policy returned ${action === null ? 'null' : typeof action} at step ${step}; expected an object keyed by namespace`)
-    recorder.record(step, action)
-    if ((action as Action)._outcome !== undefined) sentinel = (action as Action)._outcome
+    const context: StepContext = { step, steps, episodeIndex, baselineEpisodeId }
+    const action = act(observation, context)
+    if (depth === 1) {
+      take(step, action instanceof Promise ? await action : action)
+      continue
+    }
+    const pending = Promise.resolve(action)
+    pending.catch(() => {}) // a later step's failure is not reported once an earlier one has failed the episode
+    inFlight.push(pending)
+    // A full window drains to half before refilling, so steps go out (and come back) in batches:
+    // one write per batch instead of one per step.
+    if (inFlight.length === depth) {
+      const first = step - depth + 1
+      for (let k = 0; inFlight.length > depth >> 1; k++) take(first + k, await inFlight.shift())
+    }
   }
+  for (let step = steps - inFlight.length; inFlight.length > 0; step++) take(step, await inFlight.shift())
   const baseline = baselineOutcome(input.metadata)
   const candidate = candidateOutcome(sentinel, baseline)
-  const { action_l2_mean, ood_action_share_candidate } = recorder.metrics()
+  const { action_l2_mean, ood_action_share_candidate, ...actionEvidence } = recorder.metrics()
   return {
     outcome: candidate,
     metrics: {
@@ -77,6 +110,10 @@ export async function replayEpisode(policy: Policy, input: EpisodeInput): Promis
       action_l2_mean,
       ood_action_share_baseline: null,
       ood_action_share_candidate,
+      action_l2_normalized_mean: actionEvidence.action_l2_normalized_mean,
+      action_l2_by_key: actionEvidence.action_l2_by_key,
+      nonfinite_steps: actionEvidence.nonfinite_steps,
+      outcome_source: outcomeSource(sentinel),
     },
   }
 }
@@ -85,6 +122,7 @@ function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace, verify
   try {
     return readNpz(bytes, { inflate, inPlace, verifyCrc })
   } catch (error) {
-    throw new Error(`${name}: ${(error as Error).message}`, { cause: error })
+    const entry = error instanceof NpzError ? error.entry : null
+    throw new NpzError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { entry, cause: error })
   }
 }

@@ -1,17 +1,40 @@
 /**
  * `episodic/replay`: the replay regression harness (createRun, runAgainst,
- * completeRun), the policy types, the NPZ reader/writer and the metrics.
+ * completeRun), the policy types, Python and policy-server policies
+ * (pythonPolicy, websocketPolicy), the NPZ reader/writer and the metrics. A
+ * run replays recorded episodes against a candidate policy, uploads one
+ * metric blob per episode and finalizes into a rollup with a verdict.
  *
  * @example
  * import { createRun, runAgainst, completeRun } from 'episodic/replay'
+ * const run = await createRun({ candidatePolicyVersion: 'v2', baselineEpisodeIds: ids })
+ * await runAgainst(run, (obs) => ({ '/joint_states/position': myModel(obs) }))
+ * const { summary } = await completeRun(run)
+ * console.log(summary.verdict, summary.reasons) // 'ship' | 'hold' | 'inconclusive'
+ *
+ * @module
  */
-export { createRun, runAgainst, completeRun, type CreateRunOptions, type EvalRunHandle, type EpisodeResult, type RunAgainstOptions } from './run.ts'
+export { completeRun, createRun, type CreateRunOptions, type EpisodeResult, type EvalRunHandle, runAgainst, type RunAgainstOptions } from './run.ts'
 export { recordEpisode, type RecordEpisodeInput } from './record.ts'
-export { replayEpisode, type Action, type Observation, type Policy, type EpisodeInput } from './episode.ts'
-export { baselineOutcome, candidateOutcome, type Outcome } from './outcome.ts'
-export { CandidateRecorder, actionMetrics, type ActionMetrics, type ActionValue } from './metrics.ts'
+export { type EpisodeInput, replayEpisode } from './episode.ts'
+export type { Action, CandidatePolicy, EpisodeContext, Observation, Policy, PolicyObject, StepContext } from './policy.ts'
+export type { PrefetchOptions } from './prefetch.ts'
+export { type PythonPolicy, pythonPolicy, PythonPolicyError, type PythonPolicyInfo, type PythonPolicyOptions } from './python/policy.ts'
+export type { BridgeProcess, ChildLike, ChildProcessModule, SpawnBridge, StreamLike } from './python/process.ts'
+export {
+  PolicyServerError,
+  type WebSocketConstructor,
+  type WebSocketLike,
+  type WebsocketPolicy,
+  websocketPolicy,
+  type WebsocketPolicyOptions,
+} from './websocket/policy.ts'
+export { type KeyMap, parseKeyMap } from './websocket/key-map.ts'
+export { baselineOutcome, candidateOutcome, type Outcome, type OutcomeSource, outcomeSource } from './outcome.ts'
+export { type ActionMetrics, actionMetrics, type ActionValue, CandidateRecorder } from './metrics.ts'
+export { MetricsError } from './errors.ts'
 export * from './npz/index.ts'
-export { rollup, METRICS, type RollupSummary, type MetricSummary } from '../eval/rollup.ts'
+export { METRICS, type MetricSummary, rollup, type RollupOptions, type RollupSummary, type Verdict } from '../eval/rollup.ts'
 export type { MetricBlob } from '../eval/metric-blob.ts'
 export * from '../client/errors.ts'
 export { EpisodicClient } from '../client/client.ts'

@@ -6,9 +6,13 @@
  * key falling back to the baseline value (delta 0).
  */
 export interface Outcome {
+  /** Whether the episode reached its goal; null when unknown. */
   success: boolean | null
+  /** The summed reward; null when unknown. */
   reward_total: number | null
+  /** How many collisions happened; null when unknown. */
   collision_count: number | null
+  /** Seconds until the goal was reached; null when unknown or never reached. */
   time_to_goal_s: number | null
 }
 
@@ -50,4 +54,21 @@ export function candidateOutcome(sentinel: unknown, baseline: Outcome): Outcome 
     collision_count: pick('collision_count', (x) => isNumber(x) && Number.isInteger(x) && x >= 0, 'an integer >= 0'),
     time_to_goal_s: pick('time_to_goal_s', (x) => isNumber(x) && x >= 0, 'a number >= 0'),
   }
+}
+
+/** Where each candidate outcome value came from: `reported` through `_outcome`, or `recorded` (the baseline's). */
+export type OutcomeSource = Record<keyof Outcome, 'reported' | 'recorded'>
+
+/**
+ * Labels each candidate outcome value (contract, "Metric blob additions"):
+ * `reported` when `_outcome` supplied it, `recorded` when it fell back to the
+ * baseline. Call it after `candidateOutcome` accepted the sentinel.
+ *
+ * @example
+ * outcomeSource({ success: true }) // { success: 'reported', reward_total: 'recorded', ... }
+ */
+export function outcomeSource(sentinel: unknown): OutcomeSource {
+  const given = (sentinel ?? {}) as Record<string, unknown>
+  const label = (key: keyof Outcome) => (given[key] === undefined ? 'recorded' : 'reported')
+  return { success: label('success'), reward_total: label('reward_total'), collision_count: label('collision_count'), time_to_goal_s: label('time_to_goal_s') }
 }

@@ -13,10 +13,16 @@
  */
 import type { EpisodicClient, OpenEpisodeRequest } from '../client/client.ts'
 import { ConfigurationError } from '../client/errors.ts'
-import { writeNpz, type NdArrayLike } from './npz/index.ts'
+import { type NdArrayLike, writeNpz } from './npz/index.ts'
 
+/**
+ * One episode for `recordEpisode`: its arrays by namespace, written as
+ * `actions.npz` and `sensors.npz`, plus the open and finalize fields.
+ */
 export interface RecordEpisodeInput {
+  /** The recorded actions, keyed by namespace (`'/joint_states/position'`); the first dimension is the step. */
   actions: Record<string, NdArrayLike>
+  /** The observations, keyed by namespace; the first dimension is the step. */
   sensors: Record<string, NdArrayLike>
   /** Open-time fields (name, robot, policy_version, fps, ...); `request_uploads` is set here. */
   episode?: Omit<OpenEpisodeRequest, 'request_uploads' | 'metadata'>

@@ -14,20 +14,34 @@
  * const { summary } = await completeRun(run)
  * console.log(summary.recommend) // 'ship' | 'hold'
  */
-import { EpisodicClient, type Episode, type FinalizedEvalRun } from '../client/client.ts'
+import { captureActions } from './capture-actions.ts'
+import { type Episode, EpisodicClient, type FinalizedEvalRun } from '../client/client.ts'
 import type { ClientOptions } from '../client/config.ts'
-import { runtimeEnvironment, type ClientEnvironment } from '../client/environment.ts'
+import { type ClientEnvironment, runtimeEnvironment } from '../client/environment.ts'
 import { AuthError, ConfigurationError, ServerError, TransportError } from '../client/errors.ts'
 import type { MetricBlob } from '../eval/metric-blob.ts'
-import { rollup, type RollupSummary } from '../eval/rollup.ts'
-import { createZlibInflate, fflateInflate, type Crc32, type Inflate } from './npz/index.ts'
-import { replayEpisode, type Policy } from './episode.ts'
+import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from '../eval/rollup.ts'
+import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
+import { replayEpisode } from './episode.ts'
+import { asPolicyObject, type CandidatePolicy, type PolicyObject } from './policy.ts'
+import { Prefetcher, type PrefetchOptions } from './prefetch.ts'
 import type { Outcome } from './outcome.ts'
 
+/**
+ * What `createRun` needs: the candidate's version, the baseline episodes to
+ * replay, and where to record the run.
+ *
+ * @example
+ * const run = await createRun({ candidatePolicyVersion: 'v2', baselineEpisodeIds: ids, name: 'v2 vs prod' })
+ */
 export interface CreateRunOptions {
+  /** The version of the policy under test; it names the run when `name` is not given. */
   candidatePolicyVersion: string
+  /** The episodes to replay, in order; each must be the caller's. */
   baselineEpisodeIds: readonly string[]
+  /** The version that recorded the baselines, for the portal and the rollup. */
   baselinePolicyVersion?: string
+  /** The run's display name (default: the candidate's version). */
   name?: string
   /** Hashes and build links only: shown to everyone in the organization, capped at 64 KiB. */
   metadata?: Record<string, unknown>
@@ -35,34 +49,57 @@ export interface CreateRunOptions {
   client?: EpisodicClient | ClientOptions
   /** Create no run on the server (`runAgainst` then only fetches and computes). */
   dryRun?: boolean
+  /** Done episodes needed for a `ship` verdict: an integer 1..10000 (server default 10). */
+  minEpisodes?: number
+  /** Mean OOD action share above which the verdict is `hold`: 0..1 (server default 0.25). */
+  maxOodActionShare?: number
 }
 
 /** A handle on an eval run (or, with `dryRun`, on a local one with `id` null). */
 export interface EvalRunHandle {
+  /** The eval run's id (null for a dry run). */
   id: string | null
+  /** The run's display name. */
   name: string
+  /** The version of the policy under test. */
   candidatePolicyVersion: string
+  /** The version that recorded the baselines, if given. */
   baselinePolicyVersion: string | null
+  /** The baseline episodes, in replay order. */
   baselineEpisodeIds: string[]
+  /** The client the run talks to the service with. */
   client: EpisodicClient
   /** The run's portal page (null for a dry run). */
   portalUrl: string | null
+  /** True when nothing is created on the server. */
   dryRun: boolean
+  /** The verdict's thresholds for this run (as the server stored them). */
+  minEpisodes: number
+  /** Mean OOD action share above which the verdict is `hold`. */
+  maxOodActionShare: number
   /** Results of `runAgainst` so far, in baseline order. */
   results: EpisodeResult[]
 }
 
+/** The outcome of replaying one baseline episode, as `runAgainst` reports it. */
 export interface EpisodeResult {
   /** 1-based position and the total, for progress output. */
   index: number
+  /** How many baseline episodes the run replays. */
   total: number
+  /** The baseline episode that was replayed. */
   baselineEpisodeId: string
+  /** `done` when the metrics were computed; `failed` when the episode raised an error. */
   status: 'done' | 'failed'
+  /** The episode recording the candidate's actions, when one was uploaded. */
   replayEpisodeId: string | null
+  /** The per-episode metric blob (null when failed). */
   metrics: MetricBlob | null
+  /** The error's stack or message (null when done). */
   error: string | null
 }
 
+/** Callbacks and switches for `runAgainst`. */
 export interface RunAgainstOptions {
   /** Called after each baseline episode completes (done or failed). */
   onEpisode?: (result: EpisodeResult) => void | Promise<void>
@@ -80,6 +117,22 @@ export interface RunAgainstOptions {
   verifyCrc?: boolean | Crc32
   /** Where a failing policy's stack trace goes (default: console.error, i.e. standard error). */
   stderr?: (text: string) => void
+  /**
+   * Baseline episodes replayed at once (default 1): their downloads and policy
+   * calls overlap. Results, uploads and `onEpisode` still follow baseline
+   * order, identical to a sequential run. A policy that keeps state across
+   * steps should key it by `context.episodeIndex` when this is above 1 (its
+   * `reset` and steps of different episodes then interleave).
+   */
+  concurrency?: number
+  /**
+   * Read-ahead of the next episodes' artifacts while the current ones replay
+   * (default on: at most 256 MiB and 8 episodes ahead); `false` turns it off.
+   * See `PrefetchOptions`.
+   */
+  prefetch?: PrefetchOptions | false
+  /** Upload the candidate's actions as the replay episode's `actions.npz` (see `capture-actions.ts`); default false. */
+  uploadActions?: boolean
 }
 
 /** Opens an eval run; throws ConfigurationError before any request when inputs are missing. */
@@ -90,6 +143,13 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
   if (!Array.isArray(options.baselineEpisodeIds) || options.baselineEpisodeIds.length === 0) {
     throw new ConfigurationError('baselineEpisodeIds must list at least one baseline episode')
   }
+  const { minEpisodes, maxOodActionShare } = options
+  if (minEpisodes !== undefined && !(Number.isInteger(minEpisodes) && minEpisodes >= 1 && minEpisodes <= 10000)) {
+    throw new ConfigurationError(`minEpisodes must be an integer from 1 to 10000, got ${minEpisodes}`)
+  }
+  if (maxOodActionShare !== undefined && !(typeof maxOodActionShare === 'number' && maxOodActionShare >= 0 && maxOodActionShare <= 1)) {
+    throw new ConfigurationError(`maxOodActionShare must be a number from 0 to 1, got ${maxOodActionShare}`)
+  }
   const client = options.client instanceof EpisodicClient ? options.client : await EpisodicClient.connect(options.client)
   const base = {
     candidatePolicyVersion: options.candidatePolicyVersion,
@@ -99,7 +159,8 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
     results: [] as EpisodeResult[],
   }
   if (options.dryRun) {
-    return { ...base, id: null, name: options.name ?? options.candidatePolicyVersion, portalUrl: null, dryRun: true }
+    const thresholds = { minEpisodes: minEpisodes ?? DEFAULT_MIN_EPISODES, maxOodActionShare: maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE }
+    return { ...base, ...thresholds, id: null, name: options.name ?? options.candidatePolicyVersion, portalUrl: null, dryRun: true }
   }
   const created = await client.createEvalRun({
     candidate_policy_version: options.candidatePolicyVersion,
@@ -107,70 +168,164 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
     baseline_policy_version: options.baselinePolicyVersion,
     name: options.name,
     metadata: options.metadata,
+    min_episodes: minEpisodes,
+    max_ood_action_share: maxOodActionShare,
   })
-  return { ...base, id: created.eval_run_id, name: created.name, portalUrl: client.portalUrl(created.eval_run_id), dryRun: false }
+  const thresholds = {
+    minEpisodes: created.min_episodes ?? minEpisodes ?? DEFAULT_MIN_EPISODES,
+    maxOodActionShare: created.max_ood_action_share ?? maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE,
+  }
+  return { ...base, ...thresholds, id: created.eval_run_id, name: created.name, portalUrl: client.portalUrl(created.eval_run_id), dryRun: false }
 }
 
 /**
- * Replays `policy` over every baseline of the run, in order. A policy (or
- * metric) failure fails that episode only: its stack goes to stderr, its
- * result row is `failed`, and the loop goes on. Network failures
- * (TransportError) and rejected uploads stop the run.
+ * Replays `policy` over every baseline of the run. A policy (or metric)
+ * failure fails that episode only: its stack goes to stderr, its result row
+ * is `failed`, and the loop goes on. Network failures (TransportError) and
+ * rejected uploads stop the run.
+ *
+ * With `concurrency` N, N episodes replay at once (downloads and policy
+ * calls); results, uploads and `onEpisode` calls still come in baseline
+ * order, identical to a sequential run. The next episodes' artifacts download
+ * while the current ones replay, within `prefetch`'s byte budget.
  */
-export async function runAgainst(run: EvalRunHandle, policy: Policy, options: RunAgainstOptions = {}): Promise<EpisodeResult[]> {
-  if (typeof policy !== 'function') throw new ConfigurationError('policy must be a function (observation) => action')
+export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy, options: RunAgainstOptions = {}): Promise<EpisodeResult[]> {
+  let policy: PolicyObject
+  try {
+    policy = asPolicyObject(candidate)
+  } catch (error) {
+    throw new ConfigurationError((error as Error).message)
+  }
+  const concurrency = options.concurrency ?? 1
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigurationError(`concurrency must be a positive integer (got ${concurrency})`)
   const dryRun = run.dryRun || Boolean(options.dryRun)
   const environment = runtimeEnvironment()
   const inflate = options.inflate ?? defaultInflate(environment)
   const verifyCrc = options.verifyCrc ?? environment.crc32 ?? true
   const stderr = options.stderr ?? ((text: string) => console.error(text))
   const { client } = run
-  const total = run.baselineEpisodeIds.length
-  const results: EpisodeResult[] = []
-  for (const [i, baselineId] of run.baselineEpisodeIds.entries()) {
-    const result: EpisodeResult = { index: i + 1, total, baselineEpisodeId: baselineId, status: 'done', replayEpisodeId: null, metrics: null, error: null }
-    let replayed: Awaited<ReturnType<typeof replayEpisode>> | undefined
+  const ids = run.baselineEpisodeIds
+  const total = ids.length
+  await policy.open?.()
+
+  const ahead = new Prefetcher((i) => fetchBaseline(client, ids[i]!), (f) => f.bytes, total, options.prefetch ?? {})
+  const settled = ids.map(() => deferred<Replayed>())
+  let next = 0
+  let stopped = false
+  const replayOne = async (i: number): Promise<Replayed> => {
     let baseline: Episode | undefined
     try {
-      baseline = await client.getEpisode(baselineId)
-      const [actions, sensors] = await Promise.all([client.downloadArtifact(baselineId, 'actions'), client.downloadArtifact(baselineId, 'sensors')])
-      replayed = await replayEpisode(policy, { actions, sensors, metadata: baseline.metadata, inflate, inPlace: true, verifyCrc })
-      result.metrics = replayed.metrics
+      const fetched = await ahead.take(i)
+      baseline = fetched.baseline
+      // --upload-actions: this episode's actions are kept as the policy returns them.
+      const capture = options.uploadActions && !dryRun ? captureActions((o, c) => policy.act(o, c)) : null
+      const episodePolicy: PolicyObject = capture
+        ? { act: capture.policy, reset: policy.reset && ((c) => policy.reset!(c)), pipelineDepth: policy.pipelineDepth }
+        : policy
+      const replay = await replayEpisode(episodePolicy, {
+        actions: fetched.actions,
+        sensors: fetched.sensors,
+        metadata: baseline.metadata,
+        inflate,
+        inPlace: true,
+        verifyCrc,
+        episodeIndex: i,
+        baselineEpisodeId: ids[i]!,
+      })
+      return { baseline, replay, actions: capture?.archive() ?? null }
     } catch (error) {
       // The network and the service itself (key refused, 5xx) stop the run;
       // anything else (the policy, a bad archive, a vanished baseline) fails this episode.
-      if (error instanceof TransportError || isServiceFailure(error)) throw error
-      const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)
-      stderr(`episode ${baselineId} failed:\n${text}`)
-      result.status = 'failed'
-      result.error = text
+      if (error instanceof TransportError || isServiceFailure(error)) return { fatal: error }
+      return { baseline, error: error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error) }
     }
-    // Uploads are outside the try: a rejected metric blob is a ValidationError for the caller.
-    if (!dryRun) {
-      if (replayed && baseline) {
-        result.replayEpisodeId = await recordReplayEpisode(run, baseline, replayed.outcome)
-        await client.uploadResult(run.id!, { baseline_episode_id: baselineId, status: 'done', replay_episode_id: result.replayEpisodeId, metrics: replayed.metrics })
-      } else {
-        await client.uploadResult(run.id!, { baseline_episode_id: baselineId, status: 'failed', error: result.error })
+  }
+  const worker = async (): Promise<void> => {
+    while (!stopped && next < total) {
+      const i = next++
+      settled[i]!.resolve(await replayOne(i))
+    }
+  }
+  const workers = Array.from({ length: Math.min(concurrency, total) }, worker)
+  const results: EpisodeResult[] = []
+  try {
+    for (const [i, baselineId] of ids.entries()) {
+      const outcome = await settled[i]!.promise
+      if ('fatal' in outcome) throw outcome.fatal
+      const result: EpisodeResult = { index: i + 1, total, baselineEpisodeId: baselineId, status: 'done', replayEpisodeId: null, metrics: null, error: null }
+      if ('error' in outcome) {
+        stderr(`episode ${baselineId} failed:\n${outcome.error}`)
+        result.status = 'failed'
+        result.error = outcome.error
+      } else result.metrics = outcome.replay.metrics
+      // Uploads are outside replayOne: a rejected metric blob is a ValidationError for the caller.
+      if (!dryRun) {
+        if ('replay' in outcome) {
+          result.replayEpisodeId = await recordReplayEpisode(run, outcome.baseline, outcome.replay.outcome, outcome.actions)
+          await client.uploadResult(run.id!, {
+            baseline_episode_id: baselineId,
+            status: 'done',
+            replay_episode_id: result.replayEpisodeId,
+            metrics: outcome.replay.metrics,
+          })
+        } else {
+          await client.uploadResult(run.id!, { baseline_episode_id: baselineId, status: 'failed', error: result.error })
+        }
       }
+      results.push(result)
+      run.results.push(result)
+      await options.onEpisode?.(result)
     }
-    results.push(result)
-    run.results.push(result)
-    await options.onEpisode?.(result)
+  } finally {
+    // On a fatal error, let the episodes in progress finish before returning, so none outlives the call.
+    stopped = true
+    ahead.stop()
+    await Promise.allSettled(workers)
   }
   return results
 }
 
-/** Finalizes the run and returns the server's body; `summary` is the rollup. A dry run rolls up locally. */
+type Replayed = { baseline: Episode; replay: Awaited<ReturnType<typeof replayEpisode>>; actions: Uint8Array | null } | {
+  baseline: Episode | undefined
+  error: string
+} | { fatal: unknown }
+
+interface FetchedBaseline {
+  baseline: Episode
+  actions: Uint8Array
+  sensors: Uint8Array
+  bytes: number
+}
+
+async function fetchBaseline(client: EpisodicClient, id: string): Promise<FetchedBaseline> {
+  const baseline = await client.getEpisode(id)
+  const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions'), client.downloadArtifact(id, 'sensors')])
+  return { baseline, actions, sensors, bytes: actions.byteLength + sensors.byteLength }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+/**
+ * Finalizes the run and returns the server's body; `summary` is the rollup.
+ * A dry run rolls up locally with the server's own rollup code, its
+ * bootstrap seeded from the candidate version and the baseline ids (there is
+ * no run id), so the same dry run always prints the same intervals.
+ */
 export async function completeRun(run: EvalRunHandle): Promise<FinalizedEvalRun | { eval_run_id: null; status: 'dry_run'; summary: RollupSummary }> {
   if (run.dryRun || run.id === null) {
-    return { eval_run_id: null, status: 'dry_run', summary: rollup(run.results.map((r) => ({ status: r.status, metrics: r.metrics }))) }
+    const rows = run.results.map((r) => ({ status: r.status, metrics: r.metrics }))
+    const seed = `dry-run/${run.candidatePolicyVersion}/${run.baselineEpisodeIds.join(',')}`
+    return { eval_run_id: null, status: 'dry_run', summary: rollup(rows, { seed, minEpisodes: run.minEpisodes, maxOodActionShare: run.maxOodActionShare }) }
   }
-  return run.client.finalizeEvalRun(run.id)
+  return await run.client.finalizeEvalRun(run.id)
 }
 
 /** The metadata-only `replay` episode that records this candidate run of a baseline. */
-async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcome: Outcome): Promise<string> {
+async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcome: Outcome, actions: Uint8Array | null = null): Promise<string> {
   const opened = await run.client.openEpisode({
     source: 'replay',
     policy_version: run.candidatePolicyVersion,
@@ -178,8 +333,9 @@ async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcom
     env_version: baseline.env_version,
     fps: baseline.fps,
     metadata: { eval_run_id: run.id, baseline_episode_id: baseline.episode_id },
-    request_uploads: [],
+    request_uploads: actions ? ['actions'] : [],
   })
+  if (actions) await run.client.upload(opened.upload_urls.find((u) => u.kind === 'actions')!, actions)
   const known = Object.fromEntries(Object.entries(outcome).filter(([, value]) => value !== null))
   await run.client.finalizeEpisode(opened.episode_id, { status: 'ready', metadata: known })
   return opened.episode_id

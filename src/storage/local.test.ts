@@ -11,11 +11,22 @@ function setup() {
   const storage = createLocalStorage({ files: createMemoryFiles(), secret: 'test-secret' })
   const putUrl = (k = key) => storage.presignPut({ key: k, contentType: 'video/mp4', origin, now, expiresInSeconds: 1800 })
   const getUrl = (k = key) => storage.presignGet({ key: k, origin, now, expiresInSeconds: 900 })
-  const put = (url: string, body: BodyInit = 'frames', contentType = 'video/mp4', at = minutes(1)) =>
+  // A request built in process has no Content-Length (fetch adds it when
+  // sending); the store requires one, as S3 does, so the tests declare it.
+  const put = (url: string, body: BodyInit = 'frames', contentType = 'video/mp4', at = minutes(1), length = declaredLength(body)) =>
     // duplex: required by fetch for stream bodies (absent from TS's DOM RequestInit).
-    storage.handle(new Request(url, { method: 'PUT', body, headers: { 'content-type': contentType }, duplex: 'half' } as RequestInit), at)
+    storage.handle(
+      new Request(url, { method: 'PUT', body, headers: { 'content-type': contentType, 'content-length': String(length) }, duplex: 'half' } as RequestInit),
+      at,
+    )
   const get = (url: string, at = minutes(1)) => storage.handle(new Request(url), at)
   return { storage, putUrl, getUrl, put, get }
+}
+
+/** The length a sender declares: a string's UTF-8 bytes; streams here declare 1 MiB. */
+function declaredLength(body: BodyInit): number {
+  if (typeof body === 'string') return new TextEncoder().encode(body).byteLength
+  return 1024 * 1024
 }
 
 async function s3Error(response: Response) {
@@ -82,7 +93,7 @@ describe('built-in local object store', () => {
     expect((await s3Error(await put(withParam(url, 'X-Amz-Signature', flipped)))).code).toBe('SignatureDoesNotMatch')
     expect((await s3Error(await put(url.replace('video.mp4', 'actions.npz')))).code).toBe('SignatureDoesNotMatch')
     expect((await s3Error(await put(withParam(url, 'X-Amz-Expires', '3600')))).code).toBe('SignatureDoesNotMatch')
-    expect((await s3Error(await put((await getUrl()).url)))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' })
+    expect(await s3Error(await put((await getUrl()).url))).toMatchObject({ status: 403, code: 'SignatureDoesNotMatch' })
     expect((await s3Error(await get(url))).code).toBe('SignatureDoesNotMatch')
   })
 
@@ -116,14 +127,16 @@ describe('built-in local object store', () => {
     const { putUrl, put } = setup()
     const { url } = await putUrl()
     const credential = new URL(url).searchParams.get('X-Amz-Credential')!
-    for (const [name, value] of [
-      ['X-Amz-Expires', '604801'],
-      ['X-Amz-Expires', '0'],
-      ['X-Amz-Algorithm', 'AWS4-HMAC-SHA1'],
-      ['X-Amz-Date', '20300101T000000'],
-      ['X-Amz-Credential', credential.replace('/auto/', '/us-east-1/')],
-      ['X-Amz-SignedHeaders', 'content-type'],
-    ]) {
+    for (
+      const [name, value] of [
+        ['X-Amz-Expires', '604801'],
+        ['X-Amz-Expires', '0'],
+        ['X-Amz-Algorithm', 'AWS4-HMAC-SHA1'],
+        ['X-Amz-Date', '20300101T000000'],
+        ['X-Amz-Credential', credential.replace('/auto/', '/us-east-1/')],
+        ['X-Amz-SignedHeaders', 'content-type'],
+      ]
+    ) {
       expect(await s3Error(await put(withParam(url, name!, value!)))).toMatchObject({ status: 400, code: 'AuthorizationQueryParametersError' })
     }
     const foreignKey = withParam(url, 'X-Amz-Credential', credential.replace(LOCAL_ACCESS_KEY_ID, 'AKIAOTHER'))
@@ -192,5 +205,24 @@ describe('refused uploads', () => {
     expect(response.status).toBe(403)
     expect(state.cancelled).toBe(true)
     expect(state.pulled).toBeLessThan(20)
+  })
+})
+
+describe('per-client quota', () => {
+  it('refuses an upload that would pass the quota with 403 QuotaExceeded, counting only that client', async () => {
+    const files = createMemoryFiles()
+    const storage = createLocalStorage({ files, secret: 's', quotaBytes: 10 })
+    const put = async (k: string, body: string) => {
+      const { url } = await storage.presignPut({ key: k, contentType: 'application/octet-stream', origin, now, expiresInSeconds: 60 })
+      return storage.handle(
+        new Request(url, { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream', 'content-length': String(body.length) } }),
+        now,
+      )
+    }
+    expect((await put('c1/e/actions.npz', '12345678')).status).toBe(200)
+    const refused = await put('c1/e/sensors.npz', '123')
+    expect(await s3Error(refused)).toMatchObject({ status: 403, code: 'QuotaExceeded' })
+    expect((await put('c2/e/sensors.npz', '123')).status).toBe(200)
+    expect((await put('c1/e/sensors.npz', '12')).status).toBe(200)
   })
 })

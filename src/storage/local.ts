@@ -8,7 +8,10 @@
 import type { Sha256Ctor } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
-import { s3ErrorResponse } from './s3-error.ts'
+import { localMultipart, partTarget } from './local-multipart.ts'
+import { MAX_PART_SIZE, MAX_SINGLE_PUT } from './multipart-rules.ts'
+import { parseRange, rangeNotSatisfiable, sliceStream } from './range.ts'
+import { type S3Error, s3ErrorResponse } from './s3-error.ts'
 import { createPresigner, expiryOf } from './sigv4.ts'
 import { verifyPresigned } from './sigv4-verify.ts'
 import {
@@ -19,6 +22,7 @@ import {
   type ObjectStorage,
   type PresignInput,
   type SignedUrl,
+  StorageError,
 } from './types.ts'
 
 /** Access key id of every URL the built-in store mints; only the secret is configurable. */
@@ -29,6 +33,7 @@ export const LOCAL_STORAGE_PREFIX = '/storage/'
 
 /** Options of `createLocalStorage`. */
 export interface LocalStorageOptions {
+  /** Where the bytes live: files on disk (`createNodeFiles`) or an R2 binding (`createR2Files`). */
   files: BlobFiles
   /** Signing secret; keep it stable across restarts so minted URLs stay valid. */
   secret: string
@@ -36,6 +41,12 @@ export interface LocalStorageOptions {
   region?: string
   /** Synchronous SHA-256 constructor; default @aws-crypto/sha256-js. */
   sha256?: Sha256Ctor
+  /**
+   * Most bytes one client (the first segment of a key) may keep in the store;
+   * default unlimited. Needs `files.usage`. An upload that would pass it gets
+   * 403 `QuotaExceeded` before its body is read.
+   */
+  quotaBytes?: number
 }
 
 /**
@@ -55,12 +66,12 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     sha256: options.sha256,
   })
 
-  async function sign(method: 'GET' | 'PUT', input: PresignInput, contentType?: string): Promise<SignedUrl> {
+  async function sign(method: 'GET' | 'PUT', input: PresignInput, contentType?: string, query = ''): Promise<SignedUrl> {
     if (!isSafeKey(input.key)) throw new EpisodicError('internal', 'local storage: unsafe object key')
     const origin = input.origin.replace(/\/+$/, '')
     const url = await presigner.presign({
       method,
-      url: `${origin}${LOCAL_STORAGE_PREFIX}${encodeKeyPath(input.key)}`,
+      url: `${origin}${LOCAL_STORAGE_PREFIX}${encodeKeyPath(input.key)}${query}`,
       contentType,
       now: input.now,
       expiresInSeconds: input.expiresInSeconds,
@@ -73,7 +84,16 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
       const message = 'The specified method is not allowed against this resource.'
       return s3ErrorResponse({ status: 405, code: 'MethodNotAllowed', message }, { allow: 'GET, PUT' })
     }
-    const path = new URL(request.url).pathname
+    const url = new URL(request.url)
+    const path = url.pathname
+    const part = partTarget(url.searchParams)
+    if ('error' in part) return refuse(request, s3ErrorResponse(part.error))
+    if (request.method === 'PUT') {
+      // Answered at once, without reading (or draining) a body that may be
+      // endless or larger than anything worth reading.
+      const refused = checkLength(request.headers.get('content-length'), part.uploadId === undefined ? MAX_SINGLE_PUT : MAX_PART_SIZE)
+      if (refused) return s3ErrorResponse(refused, { connection: 'close' })
+    }
     const verdict = await verifyPresigned(request, presigner, now)
     if (!verdict.ok) return refuse(request, s3ErrorResponse(verdict))
     // A valid signature covers the raw path, so this decodes a path we minted.
@@ -82,7 +102,10 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     const at = path.indexOf(LOCAL_STORAGE_PREFIX)
     const key = at >= 0 ? safeDecode(path.slice(at + LOCAL_STORAGE_PREFIX.length)) : null
     if (key === null || !isSafeKey(key)) return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' }))
-    return request.method === 'PUT' ? put(key, request) : get(key)
+    if (request.method !== 'PUT') return get(key, request.headers.get('range'))
+    const overQuota = await checkQuota(key, Number(request.headers.get('content-length')))
+    if (overQuota) return refuse(request, s3ErrorResponse(overQuota))
+    return part.uploadId === undefined ? put(key, request) : putPart(key, part.uploadId, part.partNumber, request)
   }
 
   async function put(key: string, request: Request): Promise<Response> {
@@ -90,15 +113,59 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
       const { etag } = await files.put(key, request.body ?? new ReadableStream({ start: (c) => c.close() }))
       return new Response(null, { status: 200, headers: { etag: `"${etag}"`, 'content-length': '0' } })
     } catch {
-      // Usually the uploader went away mid-body; BlobFiles kept nothing of it.
+      // The uploader went away mid-body, or the disk failed or filled up:
+      // BlobFiles kept nothing of it either way.
       return s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The upload did not complete; nothing was stored.' })
     }
   }
 
-  async function get(key: string): Promise<Response> {
+  async function putPart(key: string, uploadId: string, partNumber: number, request: Request): Promise<Response> {
+    if (!files.multipart) {
+      return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'This store does not offer multipart uploads.' }))
+    }
+    try {
+      const { etag } = await files.multipart.putPart(
+        key,
+        uploadId,
+        partNumber,
+        request.body ?? new ReadableStream({ start: (c) => c.close() }),
+        Number(request.headers.get('content-length')),
+      )
+      return new Response(null, { status: 200, headers: { etag: `"${etag}"`, 'content-length': '0' } })
+    } catch (error) {
+      if (error instanceof StorageError && error.code === 'NoSuchUpload') {
+        return refuse(request, s3ErrorResponse({ status: 404, code: 'NoSuchUpload', message: error.message }))
+      }
+      return s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The part did not complete; nothing was stored.' })
+    }
+  }
+
+  async function checkQuota(key: string, length: number): Promise<S3Error | null> {
+    if (options.quotaBytes === undefined || !files.usage) return null
+    const client = key.slice(0, key.indexOf('/') + 1)
+    const used = await files.usage(client)
+    if (used + length <= options.quotaBytes) return null
+    return {
+      status: 403,
+      code: 'QuotaExceeded',
+      message: `This upload of ${length} bytes would take the client past its quota of ${options.quotaBytes} bytes (${used} in use).`,
+    }
+  }
+
+  async function get(key: string, rangeHeader: string | null): Promise<Response> {
     const object = await files.get(key)
     if (!object) return s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' })
-    const headers = { 'content-length': String(object.size), etag: `"${object.etag}"`, 'content-type': contentTypeOf(key) }
+    const headers = { 'content-length': String(object.size), etag: `"${object.etag}"`, 'content-type': contentTypeOf(key), 'accept-ranges': 'bytes' }
+    const range = parseRange(rangeHeader, object.size)
+    if (range === 'unsatisfiable') {
+      await object.body.cancel()
+      return rangeNotSatisfiable(object.size)
+    }
+    if (range) {
+      const length = String(range.end - range.start + 1)
+      const partial = { ...headers, 'content-length': length, 'content-range': `bytes ${range.start}-${range.end}/${object.size}` }
+      return new Response(sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
+    }
     return new Response(object.body, { status: 200, headers })
   }
 
@@ -107,7 +174,33 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     presignGet: (input) => sign('GET', input),
     publicUrl: () => null,
     handle,
+    ...(files.multipart ? { multipart: localMultipart(files.multipart, options.sha256, sign) } : {}),
+    ...(files.head ? { head: headOf(files) } : {}),
   }
+}
+
+/** HEAD for the artifact check: the store keeps no types, so the file name gives it. */
+function headOf(files: BlobFiles): NonNullable<ObjectStorage['head']> {
+  return async (key) => {
+    if (!isSafeKey(key)) return null
+    const found = await files.head!(key)
+    return found && { size: found.size, etag: found.etag, contentType: contentTypeOf(key) }
+  }
+}
+
+/**
+ * S3's length rules for a PUT, checked before the body is read: a length
+ * must be declared (411 `MissingContentLength`, as S3 and R2 answer a
+ * chunked upload) and may not pass `max` (400 `EntityTooLarge`).
+ */
+function checkLength(declared: string | null, max: number): S3Error | null {
+  if (declared === null) return { status: 411, code: 'MissingContentLength', message: 'You must provide the Content-Length HTTP header.' }
+  const length = /^\d{1,16}$/.test(declared.trim()) ? Number(declared) : NaN
+  if (!Number.isSafeInteger(length)) return { status: 400, code: 'InvalidArgument', message: 'The Content-Length header is not a valid length.' }
+  if (length > max) {
+    return { status: 400, code: 'EntityTooLarge', message: `Your proposed upload of ${length} bytes exceeds the maximum allowed size of ${max} bytes.` }
+  }
+  return null
 }
 
 /** Most of a refused upload's body that is read (and discarded) before answering. */

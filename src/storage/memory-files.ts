@@ -2,10 +2,11 @@
  * In-memory `BlobFiles` for tests and throwaway demos. Unlike the disk
  * adapter it does hold each object whole (that is its storage), but it keeps
  * the contract that matters to callers: an upload that fails midway stores
- * nothing, and a finished one is visible atomically.
+ * nothing, and a finished one is visible atomically. Multipart parts are
+ * kept the same way and joined at completion.
  */
 import { toHex } from '../crypto.ts'
-import type { BlobFiles } from './types.ts'
+import { type BlobFiles, StorageError, type StoredPart } from './types.ts'
 
 /**
  * Creates an empty in-memory blob store. ETags are the first 32 hex digits
@@ -17,29 +18,22 @@ import type { BlobFiles } from './types.ts'
  */
 export function createMemoryFiles(): BlobFiles {
   const objects = new Map<string, { bytes: Uint8Array; etag: string }>()
+  const uploads = new Map<string, { key: string; parts: Map<number, { bytes: Uint8Array; etag: string }> }>()
+  const uploadOf = (key: string, uploadId: string) => {
+    const upload = uploads.get(uploadId)
+    if (!upload || upload.key !== key) throw new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
+    return upload
+  }
   return {
     async put(key, body) {
-      const chunks: Uint8Array[] = []
-      let size = 0
-      for (const reader = body.getReader(); ; ) {
-        const { done, value } = await reader.read()
-        if (done) break
-        chunks.push(value)
-        size += value.byteLength
-      }
-      const bytes = new Uint8Array(size)
-      let offset = 0
-      for (const chunk of chunks) {
-        bytes.set(chunk, offset)
-        offset += chunk.byteLength
-      }
-      const etag = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))).slice(0, 32)
+      const bytes = await readAll(body)
+      const etag = await digest(bytes)
       objects.set(key, { bytes, etag })
-      return { size, etag }
+      return { size: bytes.byteLength, etag }
     },
-    async get(key) {
+    get(key) {
       const object = objects.get(key)
-      if (!object) return null
+      if (!object) return Promise.resolve(null)
       const { bytes, etag } = object
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
@@ -47,7 +41,82 @@ export function createMemoryFiles(): BlobFiles {
           controller.close()
         },
       })
-      return { body, size: bytes.byteLength, etag }
+      return Promise.resolve({ body, size: bytes.byteLength, etag })
+    },
+    head(key) {
+      const object = objects.get(key)
+      return Promise.resolve(object ? { size: object.bytes.byteLength, etag: object.etag } : null)
+    },
+    usage(prefix) {
+      let total = 0
+      for (const [key, object] of objects) if (key.startsWith(prefix)) total += object.bytes.byteLength
+      return Promise.resolve(total)
+    },
+    multipart: {
+      create(key) {
+        const uploadId = crypto.randomUUID().replaceAll('-', '')
+        uploads.set(uploadId, { key, parts: new Map() })
+        return Promise.resolve(uploadId)
+      },
+      async putPart(key, uploadId, partNumber, body) {
+        uploadOf(key, uploadId)
+        const bytes = await readAll(body)
+        const etag = await digest(bytes)
+        // Looked up again: the upload may have been aborted while the body streamed.
+        uploadOf(key, uploadId).parts.set(partNumber, { bytes, etag })
+        return { size: bytes.byteLength, etag }
+      },
+      listParts: (key, uploadId) =>
+        settled(() => {
+          const parts: StoredPart[] = [...uploadOf(key, uploadId).parts].map(([partNumber, part]) => ({
+            partNumber,
+            size: part.bytes.byteLength,
+            etag: part.etag,
+          }))
+          return parts.sort((a, b) => a.partNumber - b.partNumber)
+        }),
+      assemble: (key, uploadId, partNumbers, etag) =>
+        settled(() => {
+          const upload = uploadOf(key, uploadId)
+          const bytes = join(partNumbers.map((n) => upload.parts.get(n)!.bytes))
+          objects.set(key, { bytes, etag })
+          uploads.delete(uploadId)
+          return { size: bytes.byteLength, etag }
+        }),
+      abort: (key, uploadId) =>
+        settled(() => {
+          uploadOf(key, uploadId)
+          uploads.delete(uploadId)
+        }),
     },
   }
+}
+
+/** Runs `body` now, as an async function would: a throw becomes a rejected promise (`NoSuchUpload`). */
+function settled<T>(body: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(body()))
+}
+
+async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  for (const reader = body.getReader();;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    chunks.push(value)
+  }
+  return join(chunks)
+}
+
+function join(chunks: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0))
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+async function digest(bytes: Uint8Array): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))).slice(0, 32)
 }

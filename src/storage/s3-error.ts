@@ -17,6 +17,13 @@ export type S3ErrorCode =
   | 'IncompleteBody'
   | 'MissingContentLength'
   | 'InternalError'
+  | 'EntityTooLarge'
+  | 'EntityTooSmall'
+  | 'InvalidPart'
+  | 'InvalidPartOrder'
+  | 'NoSuchUpload'
+  | 'MalformedXML'
+  | 'QuotaExceeded'
 
 /** An S3 error: HTTP status, code and human-readable message. */
 export interface S3Error {
@@ -38,8 +45,7 @@ function escapeXml(text: string): string {
  * s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' })
  */
 export function s3ErrorResponse(error: S3Error, headers?: Record<string, string>): Response {
-  const body =
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+  const body = '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<Error><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message></Error>`
   return new Response(body, { status: error.status, headers: { 'content-type': 'application/xml', ...headers } })
 }

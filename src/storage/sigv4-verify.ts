@@ -8,7 +8,7 @@
  */
 import { timingSafeEqual } from '../crypto.ts'
 import type { S3Error } from './s3-error.ts'
-import { MAX_EXPIRES_SECONDS, UNSIGNED_PAYLOAD, parseQuery, type Presigner } from './sigv4.ts'
+import { MAX_EXPIRES_SECONDS, parseQuery, type Presigner, UNSIGNED_PAYLOAD } from './sigv4.ts'
 
 /** Outcome of `verifyPresigned`: the validity window, or the S3 error to answer with. */
 export type PresignVerdict = { ok: true; signedAt: Date; expiresAt: Date } | ({ ok: false } & S3Error)
@@ -42,7 +42,11 @@ export async function verifyPresigned(request: Request, presigner: Presigner, no
   }
   const present = PARAMS.filter((name) => Object.hasOwn(query, name))
   if (present.length < PARAMS.length) {
-    return fail(403, 'AccessDenied', present.length === 0 ? 'Access Denied' : `Query-string authentication version 4 requires the ${PARAMS.join(', ')} parameters.`)
+    return fail(
+      403,
+      'AccessDenied',
+      present.length === 0 ? 'Access Denied' : `Query-string authentication version 4 requires the ${PARAMS.join(', ')} parameters.`,
+    )
   }
   const p: Record<string, string> = {}
   for (const name of PARAMS) {
@@ -61,7 +65,9 @@ export async function verifyPresigned(request: Request, presigner: Presigner, no
   if (terminal === undefined || extra.length > 0) return badParams('Error parsing the X-Amz-Credential parameter; the Credential is mal-formed.')
   if (keyId !== presigner.accessKeyId) return fail(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.')
   if (day !== p['X-Amz-Date']!.slice(0, 8)) return badParams('Error parsing the X-Amz-Credential parameter; the date does not match X-Amz-Date.')
-  if (region !== presigner.region) return badParams(`Error parsing the X-Amz-Credential parameter; the region '${region}' is wrong; expecting '${presigner.region}'`)
+  if (region !== presigner.region) {
+    return badParams(`Error parsing the X-Amz-Credential parameter; the region '${region}' is wrong; expecting '${presigner.region}'`)
+  }
   if (service !== presigner.service || terminal !== 'aws4_request') {
     return badParams(`Error parsing the X-Amz-Credential parameter; incorrect service or terminal. This endpoint belongs to "${presigner.service}".`)
   }
@@ -89,7 +95,11 @@ export async function verifyPresigned(request: Request, presigner: Presigner, no
   })
   const signature = expected.slice(expected.lastIndexOf('X-Amz-Signature=') + 'X-Amz-Signature='.length)
   if (!timingSafeEqual(signature, p['X-Amz-Signature']!)) {
-    return fail(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.')
+    return fail(
+      403,
+      'SignatureDoesNotMatch',
+      'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+    )
   }
   return { ok: true, signedAt, expiresAt }
 }

@@ -1,24 +1,22 @@
 /**
  * SigV4 query-string presigning (the scheme of S3, R2 and MinIO presigned
- * URLs) on top of `@smithy/signature-v4`, with a synchronous SHA-256 injected
- * as a constructor. WebCrypto's async digest is deliberately not used here:
- * presigning does a dozen small HMACs and was measured ~7x slower with it.
+ * URLs), written out here rather than borrowed from @smithy/signature-v4: the
+ * canonical request, the string to sign and the signing key, as the SigV4
+ * reference describes them, over an injected synchronous SHA-256.
+ * `test/sigv4-vectors.test.ts` pins the output to AWS's published vectors and
+ * `sigv4.test.ts` to smithy's presign of the same requests.
  *
  * S3 conventions, as in the S3 API reference example: the payload is
  * `UNSIGNED-PAYLOAD` and is not hoisted into the query, signed headers
  * (`host`, `content-type` for uploads) stay headers the uploader must send,
  * and the path is signed exactly as written (`uriEscapePath: false`).
- *
- * Smithy signs the first URL of each shape in each second; the others of that
- * second are signed over smithy's canonical request with their own path
- * (`Template`), which took a URL from ~27 to ~10 µs here, and to ~6.5 µs
- * where the hash has one-shot forms (`Sha256Ctor.oneShot`, node:crypto):
- * then a template URL is two synchronous native calls, no hash objects.
+ * `sigv4-verify.ts` checks incoming URLs by signing them again with the same
+ * presigner.
  */
 import { Sha256 } from '@aws-crypto/sha256-js'
-import { ALGORITHM_IDENTIFIER, SignatureV4, getCanonicalQuery } from '@smithy/signature-v4'
-import { toHex, type Sha256Ctor, type Sha256OneShot } from '../crypto.ts'
+import { type Sha256Ctor, sha256Hex, toHex } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
+import { escapeUri } from './keys.ts'
 
 /** Payload hash of every S3 presigned URL: the body is not part of the signature. */
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD'
@@ -26,9 +24,7 @@ export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD'
 /** Longest lifetime SigV4 allows for a presigned URL (7 days). */
 export const MAX_EXPIRES_SECONDS = 604_800
 
-const PAYLOAD_HEADER = 'x-amz-content-sha256'
-// smithy only reads it (`has`).
-const UNSIGNABLE = new Set([PAYLOAD_HEADER])
+const ALGORITHM = 'AWS4-HMAC-SHA256'
 
 /** Credential scope and hashing of a presigner. */
 export interface PresignerOptions {
@@ -88,20 +84,18 @@ export function createPresigner(options: PresignerOptions): Presigner {
   const { accessKeyId, secretAccessKey, region } = options
   const service = options.service ?? 's3'
   const escapesPath = options.uriEscapePath ?? service !== 's3'
-  const Hash: Sha256Ctor = options.sha256 ?? Sha256
-  const signer = new SignatureV4({
-    credentials: { accessKeyId, secretAccessKey },
-    region,
-    service,
-    // Structurally a smithy HashConstructor; the cast only bridges the two type packages.
-    sha256: Hash as unknown as ConstructorParameters<typeof SignatureV4>[0]['sha256'],
-    uriEscapePath: escapesPath,
-    applyChecksum: false,
-  })
+  const Hash: Sha256Ctor = options.sha256 ?? (Sha256 as unknown as Sha256Ctor)
+  // The signing key changes once a day; keep the current day's.
+  let day: { date: string; sign: Promise<(data: string) => Promise<string> | string> } | undefined
 
-  const fast = fastenSigner(signer, { accessKeyId, secretAccessKey }, region, service)
-  // Shape of URL -> smithy's canonical request for one second (see `Template`).
-  const templates = new Map<string, Template>()
+  const signerFor = (shortDate: string) => {
+    if (day?.date !== shortDate) {
+      const sign = signingKey(Hash, secretAccessKey, [shortDate, region, service, 'aws4_request']).then((key) => hmacHexOf(Hash, key))
+      day = { date: shortDate, sign }
+      sign.catch(() => (day = undefined))
+    }
+    return day.sign
+  }
 
   async function presign(input: PresignRequest): Promise<string> {
     const { expiresInSeconds } = input
@@ -109,184 +103,90 @@ export function createPresigner(options: PresignerOptions): Presigner {
       throw new EpisodicError('internal', `presign: expiresInSeconds must be an integer in 1..${MAX_EXPIRES_SECONDS}`)
     }
     const url = splitUrl(input.url)
-    const method = input.method.toUpperCase()
-    const payloadHash = input.payloadHash ?? UNSIGNED_PAYLOAD
-    const second = Math.floor(input.now.getTime() / 1000)
-    // Only URLs whose canonical request differs from another's by the path
-    // alone share a template: no query of their own, no extra headers, a path
-    // signed as written.
-    const shape =
-      fast && !escapesPath && Object.keys(url.query).length === 0 && (input.headers === undefined || Object.keys(input.headers).length === 0)
-        ? `${method}\n${url.protocol}//${url.authority}\n${input.contentType === undefined ? '-' : `+${input.contentType}`}\n${expiresInSeconds}\n${payloadHash}`
-        : undefined
-    const template = shape === undefined ? undefined : templates.get(shape)
-    if (template !== undefined && template.second === second) return signFromTemplate(template, Hash, url, method)
+    const longDate = input.now.toISOString().replace(/[-:]|\.\d{3}/g, '')
+    const shortDate = longDate.slice(0, 8)
+    const scope = `${shortDate}/${region}/${service}/aws4_request`
 
-    const headers: Record<string, string> = { host: url.host }
-    for (const [name, value] of Object.entries(input.headers ?? {})) headers[name.toLowerCase()] = value
-    if (input.contentType !== undefined) headers['content-type'] = input.contentType
-    const signedNames = new Set(Object.keys(headers))
-    // The payload hash travels as this header only so smithy picks it up;
-    // it is neither signed as a header nor hoisted into the query.
-    headers[PAYLOAD_HEADER] = payloadHash
-    const signed = await signer.presign(
-      { method, protocol: url.protocol, hostname: url.host, path: url.path, query: url.query, headers },
-      {
-        signingDate: input.now,
-        expiresIn: expiresInSeconds,
-        signableHeaders: signedNames,
-        unsignableHeaders: UNSIGNABLE,
-        unhoistableHeaders: new Set([...signedNames, PAYLOAD_HEADER]),
-      },
-    )
-    const signature = signed.query?.['X-Amz-Signature'] as string
-    const canonical = fast?.canonicalOf(signed)
-    if (shape !== undefined && canonical !== undefined) {
-      const learned = await learnTemplate(canonical, url.path, second, signed.query!, accessKeyId, fast!.signingKey, Hash.oneShot)
-      if (learned) {
-        if (templates.size >= 32) templates.clear() // shapes are few; a clear only costs one smithy call each
-        templates.set(shape, learned)
-      }
-    }
-    const query = canonical === undefined ? getCanonicalQuery(signed) : queryLineOf(canonical)
-    return `${url.protocol}//${url.authority}${url.path}?${query}&X-Amz-Signature=${signature}`
+    const headers = new Map<string, string>([['host', url.host]])
+    for (const [name, value] of Object.entries(input.headers ?? {})) headers.set(name.toLowerCase(), value)
+    if (input.contentType !== undefined) headers.set('content-type', input.contentType)
+    const names = [...headers.keys()].sort()
+    const signedHeaders = names.join(';')
+
+    const query: Record<string, string | string[]> = { ...url.query }
+    query['X-Amz-Algorithm'] = ALGORITHM
+    query['X-Amz-Credential'] = `${accessKeyId}/${scope}`
+    query['X-Amz-Date'] = longDate
+    query['X-Amz-Expires'] = String(expiresInSeconds)
+    query['X-Amz-SignedHeaders'] = signedHeaders
+    const canonicalQuery = canonicalQueryOf(query)
+
+    const canonicalRequest = [
+      input.method.toUpperCase(),
+      escapesPath ? normalizedPath(url.path) : url.path,
+      canonicalQuery,
+      ...names.map((name) => `${name}:${canonicalHeaderValue(headers.get(name)!)}`),
+      '',
+      signedHeaders,
+      input.payloadHash ?? UNSIGNED_PAYLOAD,
+    ].join('\n')
+    const stringToSign = `${ALGORITHM}\n${longDate}\n${scope}\n${await sha256Hex(Hash, canonicalRequest)}`
+    const signature = await (await signerFor(shortDate))(stringToSign)
+    return `${url.protocol}//${url.authority}${url.path}?${canonicalQuery}&X-Amz-Signature=${signature}`
   }
 
   return { accessKeyId, region, service, presign }
 }
 
-/** The canonical request smithy signed, by request object (see `fastenSigner`). */
-const signedCanonicals = new WeakMap<object, string>()
-
-interface SignerInternals {
-  getSigningKey(credentials: unknown, region: string, shortDate: string, service?: string): Promise<Uint8Array>
-  createCanonicalRequest(request: object, canonicalHeaders: unknown, payloadHash: string): string
+/** `kSigning`: HMAC chain from `AWS4` + secret over date, region, service and terminal. */
+async function signingKey(Hash: Sha256Ctor, secret: string, parts: string[]): Promise<Uint8Array> {
+  let key: Uint8Array | string = `AWS4${secret}`
+  for (const part of parts) {
+    const hmac: InstanceType<Sha256Ctor> = new Hash(key)
+    hmac.update(part)
+    key = await hmac.digest()
+  }
+  return key as Uint8Array
 }
 
-/** What `fastenSigner` gives the presigner: smithy's canonical requests and its signing keys. */
-interface FastenedSigner {
-  canonicalOf(signed: object): string | undefined
-  signingKey(shortDate: string): Promise<Uint8Array>
-}
-
-/**
- * Wraps two of smithy's (undocumented) methods, which signing three URLs per
- * open made hot:
- * - smithy's shared signing-key cache is keyed by an HMAC of the credentials,
- *   computed on every call; a presigner's credentials never change, so its
- *   own small cache keyed by date skips that HMAC;
- * - the canonical request smithy signs is kept, so the URL reuses its query
- *   instead of sorting and escaping it again, and the presigner can make a
- *   template of it (`learnTemplate`).
- * If a smithy release renames them, this returns undefined: every URL then
- * goes through smithy's whole presign, correct and only slower. The SigV4
- * vector tests pin the output either way, and a unit test that the methods
- * are still there.
- */
-function fastenSigner(signer: SignatureV4, credentials: { accessKeyId: string; secretAccessKey: string }, region: string, service: string): FastenedSigner | undefined {
-  const internals = signer as unknown as SignerInternals
-  const { getSigningKey, createCanonicalRequest } = internals
-  if (typeof getSigningKey !== 'function' || typeof createCanonicalRequest !== 'function') return undefined
-  const keys = new Map<string, Promise<Uint8Array>>()
-  internals.getSigningKey = function (credentials, region, shortDate, service) {
-    const id = `${shortDate}\n${region}\n${service ?? ''}`
-    let key = keys.get(id)
-    if (key === undefined) {
-      if (keys.size >= 4) keys.clear() // a new day: yesterday's keys are done with
-      key = getSigningKey.call(this, credentials, region, shortDate, service)
-      key.catch(() => keys.delete(id))
-      keys.set(id, key)
-    }
-    return key
-  }
-  internals.createCanonicalRequest = function (request, canonicalHeaders, payloadHash) {
-    const canonical = createCanonicalRequest.call(this, request, canonicalHeaders, payloadHash)
-    signedCanonicals.set(request, canonical)
-    return canonical
-  }
-  return {
-    canonicalOf: (signed) => signedCanonicals.get(signed),
-    signingKey: (shortDate) => internals.getSigningKey.call(signer, credentials, region, shortDate, service),
+/** Hex HMAC under `key`: one synchronous call where the hash has one-shot forms (node:crypto). */
+function hmacHexOf(Hash: Sha256Ctor, key: Uint8Array): (data: string) => Promise<string> | string {
+  if (Hash.oneShot) return Hash.oneShot.hmacHex(key)
+  return async (data) => {
+    const hmac = new Hash(key)
+    hmac.update(data)
+    return toHex(await hmac.digest())
   }
 }
 
-/**
- * Smithy's canonical request for one shape of URL (method, origin, content
- * type, lifetime, payload hash) in one second, split around the path.
- *
- * Why: through smithy's whole presign a URL cost ~27 µs here, of which the
- * signature itself (one SHA-256 and one HMAC) is ~5 µs; the rest is generic
- * work (cloning the request, hoisting headers, sorting and escaping the
- * query, filtering headers) whose result is the same for every URL of an
- * open but its path. So smithy signs the first URL of each shape in each
- * second in full, and the next ones of that second reuse its canonical
- * request with their own path, and its signing key: the same bytes smithy
- * would hash, hashed and keyed the same way (see `signFromTemplate`). A unit
- * test checks the output against a bare smithy signer over many shapes,
- * paths and seconds.
- */
-interface Template {
-  second: number
-  /** The canonical request after the path line: `\n` query, headers, signed headers, payload hash. */
-  tail: string
-  query: string
-  longDate: string
-  scope: string
-  key: Uint8Array
-  /** HMAC under `key` in one synchronous call, when the hash offers one (`Sha256Ctor.oneShot`). */
-  hmacHex?: (data: string) => string
-}
-
-/** Splits smithy's canonical request around `path`; undefined if smithy did not sign the path as written. */
-async function learnTemplate(
-  canonical: string,
-  path: string,
-  second: number,
-  query: Record<string, unknown>,
-  accessKeyId: string,
-  signingKey: (shortDate: string) => Promise<Uint8Array>,
-  oneShot: Sha256OneShot | undefined,
-): Promise<Template | undefined> {
-  const pathStart = canonical.indexOf('\n') + 1
-  const pathEnd = canonical.indexOf('\n', pathStart)
-  const longDate = query['X-Amz-Date']
-  const credential = query['X-Amz-Credential']
-  if (canonical.slice(pathStart, pathEnd) !== path || typeof longDate !== 'string' || typeof credential !== 'string') return undefined
-  if (!credential.startsWith(`${accessKeyId}/`)) return undefined
-  const scope = credential.slice(accessKeyId.length + 1)
-  // Smithy has just signed with this key: its cache answers at once.
-  const key = await signingKey(longDate.slice(0, 8))
-  return { second, tail: canonical.slice(pathEnd), query: queryLineOf(canonical), longDate, scope, key, hmacHex: oneShot?.hmacHex(key) }
-}
-
-/** The canonical request's third line (method, path, query, ...). */
-function queryLineOf(canonical: string): string {
-  const pathEnd = canonical.indexOf('\n', canonical.indexOf('\n') + 1)
-  return canonical.slice(pathEnd + 1, canonical.indexOf('\n', pathEnd + 1))
-}
-
-/**
- * SigV4's string to sign over the template with `url`'s path, and its HMAC
- * under smithy's signing key: synchronously when the hash has one-shot forms
- * (node:crypto), else through hash objects.
- */
-function signFromTemplate(template: Template, Hash: Sha256Ctor, url: SplitUrl, method: string): string | Promise<string> {
-  const canonical = `${method}\n${url.path}${template.tail}`
-  const { oneShot } = Hash
-  if (oneShot !== undefined && template.hmacHex !== undefined) {
-    const signature = template.hmacHex(`${ALGORITHM_IDENTIFIER}\n${template.longDate}\n${template.scope}\n${oneShot.hex(canonical)}`)
-    return `${url.protocol}//${url.authority}${url.path}?${template.query}&X-Amz-Signature=${signature}`
+/** Sorted `name=value` pairs, both escaped per RFC 3986; repeated names sorted by value. Any X-Amz-Signature is left out. */
+function canonicalQueryOf(query: Record<string, string | string[]>): string {
+  const pairs: string[] = []
+  for (const name of Object.keys(query).map((name) => [escapeUri(name), name] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const [escaped, raw] = name
+    if (raw.toLowerCase() === 'x-amz-signature') continue
+    const value = query[raw]!
+    const values = Array.isArray(value) ? value.map((v) => `${escaped}=${escapeUri(v)}`).sort() : [`${escaped}=${escapeUri(value)}`]
+    pairs.push(...values)
   }
-  return signThroughObjects(template, Hash, url, canonical)
+  return pairs.join('&')
 }
 
-async function signThroughObjects(template: Template, Hash: Sha256Ctor, url: SplitUrl, canonical: string): Promise<string> {
-  const hash = new Hash()
-  hash.update(canonical)
-  const stringToSign = `${ALGORITHM_IDENTIFIER}\n${template.longDate}\n${template.scope}\n${toHex(await hash.digest())}`
-  const hmac = new Hash(template.key)
-  hmac.update(stringToSign)
-  return `${url.protocol}//${url.authority}${url.path}?${template.query}&X-Amz-Signature=${toHex(await hmac.digest())}`
+/** A header value as SigV4 signs it: line breaks and runs of blanks become one space, trimmed. */
+function canonicalHeaderValue(value: string): string {
+  return value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '')
+}
+
+/** The path with `.`, `..` and empty segments resolved, then escaped (non-S3 services). */
+function normalizedPath(path: string): string {
+  const segments: string[] = []
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue
+    if (segment === '..') segments.pop()
+    else segments.push(segment)
+  }
+  const normalized = `${path.startsWith('/') ? '/' : ''}${segments.join('/')}${segments.length > 0 && path.endsWith('/') ? '/' : ''}`
+  return escapeUri(normalized).replace(/%2F/g, '/')
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 export type ArtifactKind = 'video' | 'sensors' | 'actions'
 
+/** Every artifact kind, in the order the API lists them. */
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ['video', 'sensors', 'actions']
 
 /** The Content-Type bound into each artifact's signed PUT URL (spec, "Artifact kinds"). */
@@ -27,14 +28,27 @@ export function objectKey(clientId: string, episodeId: string, kind: ArtifactKin
   return `${clientId}/${episodeId}/${ARTIFACT_FILE[kind]}`
 }
 
+/** Signed upload URLs live 30 minutes (spec, "Limits"). */
+export const UPLOAD_URL_SECONDS = 30 * 60
+
+/** Signed GET URLs from the artifact route live 15 minutes (contract, "Read endpoints"). */
+export const ARTIFACT_URL_SECONDS = 15 * 60
+
+/** A presigned URL and the moment it stops working. */
 export interface SignedUrl {
+  /** The URL, with the SigV4 query parameters. */
   url: string
+  /** When the signature expires (`now` + `expiresInSeconds`). */
   expiresAt: Date
 }
 
+/** What every presign needs: the object, the signing time and how long the URL lives. */
 export interface PresignInput {
+  /** The object key, `<client_id>/<episode_id>/<file>`. */
   key: string
+  /** The signing time (from the app's clock, so tests can fix it). */
   now: Date
+  /** How long the URL stays valid. */
   expiresInSeconds: number
   /**
    * Origin (`https://host:port`) the API request arrived on. The built-in
@@ -43,6 +57,10 @@ export interface PresignInput {
   origin: string
 }
 
+/**
+ * The object storage capability the app is given (`createS3Storage` or
+ * `createLocalStorage`): it signs URLs; the bytes never pass through the API.
+ */
 export interface ObjectStorage {
   /** Presigned PUT with `content-type` signed and `UNSIGNED-PAYLOAD`. */
   presignPut(input: PresignInput & { contentType: string }): Promise<SignedUrl>
@@ -55,6 +73,71 @@ export interface ObjectStorage {
    * request under `/storage/<key>` (PUT stores, GET reads back).
    */
   handle?(request: Request, now: Date): Promise<Response>
+  /** Multipart uploads (contract, "Upload recovery"); every built-in back end has them. */
+  multipart?: MultipartStore
+  /** Size, ETag and type of a stored object, or null when absent (the artifact check). */
+  head?(key: string): Promise<ObjectHead | null>
+}
+
+/** What a HEAD on the store tells about an object. */
+export interface ObjectHead {
+  /** The object's size in bytes. */
+  size: number
+  /** Its ETag, as the store reports it. */
+  etag: string
+  /** Its Content-Type, or null when the store kept none. */
+  contentType: string | null
+}
+
+/** One part the store holds for an unfinished multipart upload. */
+export interface StoredPart {
+  /** The part's number, 1 to 10000. */
+  partNumber: number
+  /** Its size in bytes. */
+  size: number
+  /** Its ETag, as the store reported it when the part was uploaded. */
+  etag: string
+}
+
+/** One part as a CompleteMultipartUpload request names it. */
+export interface CompletedPart {
+  /** The part's number. */
+  partNumber: number
+  /** The ETag the client got when it uploaded the part. */
+  etag: string
+}
+
+/**
+ * S3's multipart protocol, as the service drives it: it creates, lists,
+ * completes and aborts; clients upload the parts themselves through
+ * presigned URLs. Failures the caller caused throw `StorageError` with S3's
+ * code (`NoSuchUpload`, `InvalidPart`, `InvalidPartOrder`, `EntityTooSmall`).
+ */
+export interface MultipartStore {
+  /** CreateMultipartUpload; the object's Content-Type is fixed here. */
+  create(key: string, contentType: string): Promise<{ uploadId: string }>
+  /** A presigned `PUT` of one part (`partNumber` and `uploadId` signed in the query). */
+  presignPart(input: PresignInput & { uploadId: string; partNumber: number }): Promise<SignedUrl>
+  /** ListParts: the parts stored so far, ascending. */
+  listParts(key: string, uploadId: string): Promise<StoredPart[]>
+  /** CompleteMultipartUpload: the object appears whole, with S3's multipart ETag. */
+  complete(key: string, uploadId: string, parts: CompletedPart[]): Promise<{ etag: string }>
+  /** AbortMultipartUpload: the parts are removed. */
+  abort(key: string, uploadId: string): Promise<void>
+}
+
+/** An S3 error a store operation reports (S3's code, HTTP status, message). */
+export class StorageError extends Error {
+  /** Always `'StorageError'`, so the error can be matched by name across bundles. */
+  override readonly name = 'StorageError'
+  /** Builds the error from S3's `code` (`NoSuchUpload`, ...), its HTTP `status` and a message. */
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
 }
 
 /**
@@ -64,6 +147,37 @@ export interface ObjectStorage {
  * in memory and must not leave a partial object behind on failure.
  */
 export interface BlobFiles {
+  /** Stores the stream under `key` (replacing any object there) and returns its size and ETag. */
   put(key: string, body: ReadableStream<Uint8Array>): Promise<{ size: number; etag: string }>
+  /** Reads an object as a stream with its size and ETag, or null when absent. */
   get(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; etag: string } | null>
+  /** Size and ETag without the bytes, or null when absent. */
+  head?(key: string): Promise<{ size: number; etag: string } | null>
+  /** Bytes stored under `prefix` (for the per-client quota); absent: no quota can be kept. */
+  usage?(prefix: string): Promise<number>
+  /** Multipart uploads; absent: the built-in store offers none. */
+  multipart?: BlobMultipart
+}
+
+/**
+ * Multipart storage under the built-in store. The store checks S3's rules
+ * (part sizes, order, ETags) before calling `assemble`; this layer only keeps
+ * parts and joins them. `assemble` must stream (never hold an object whole)
+ * and must make the object appear at once, or not at all.
+ */
+export interface BlobMultipart {
+  /** Starts an upload for `key`; returns its id. */
+  create(key: string): Promise<string>
+  /**
+   * Stores one part (replacing an earlier one of the same number); throws
+   * `StorageError('NoSuchUpload')`. `length` is the request's declared
+   * Content-Length, for layers that must know it up front (R2).
+   */
+  putPart(key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, length?: number): Promise<{ size: number; etag: string }>
+  /** The parts stored so far, ascending; throws `StorageError('NoSuchUpload')`. */
+  listParts(key: string, uploadId: string): Promise<StoredPart[]>
+  /** Joins the named parts, in order, into the object `key` with `etag`, and forgets the upload. */
+  assemble(key: string, uploadId: string, partNumbers: number[], etag: string): Promise<{ size: number; etag: string }>
+  /** Forgets the upload and its parts; throws `StorageError('NoSuchUpload')`. */
+  abort(key: string, uploadId: string): Promise<void>
 }

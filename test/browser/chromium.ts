@@ -6,7 +6,7 @@
  * `.ci/run` installs it (`apt-get install -y chromium`).
  */
 import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import { type Browser, chromium } from 'playwright-core'
 import { describe, it } from 'vitest'
 
 /** Where Debian puts it; CHROMIUM_PATH overrides. */

@@ -7,9 +7,11 @@
 import { Kysely } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app.ts'
+import { createClient, createKey } from '../../src/admin/admin.ts'
 import { pgliteDialect } from '../../src/db/pglite.ts'
 import type { Database } from '../../src/db/schema.ts'
 import { call } from '../helpers/http.ts'
+import { openTestPGlite } from '../helpers/pglite.ts'
 import { startService, type TestService } from '../helpers/service.ts'
 
 const services: TestService[] = []
@@ -56,9 +58,7 @@ describe('failures', () => {
   it('a database failure answers a generic 500 and is logged', async () => {
     const secret = 'password=hunter2 select * from api_keys'
     const broken = {
-      query: async () => {
-        throw new Error(secret)
-      },
+      query: () => Promise.reject(new Error(secret)),
       close: async () => {},
     }
     const errors: unknown[] = []
@@ -79,16 +79,47 @@ describe('failures', () => {
     expect(String(errors[0])).toContain('hunter2')
   })
 
+  it('a database failure during finalize answers a generic 500, is logged, and changes nothing', async () => {
+    const pg = await openTestPGlite()
+    let failing = false
+    const errors: unknown[] = []
+    // Authentication reads api_keys and works; statements on episodes fail while `failing`.
+    const flaky = {
+      query: <R>(sql: string, params?: unknown[]) => {
+        if (failing && /\bepisodes\b/.test(sql)) return Promise.reject(new Error('could not write block 7 of relation base/5/16384: password=hunter2'))
+        return pg.query<R>(sql, params)
+      },
+      close: () => pg.close(),
+    }
+    const db = new Kysely<Database>({ dialect: pgliteDialect(flaky) })
+    try {
+      const app = createApp({ db, logger: { error: (_m, e) => errors.push(e) } })
+      await createClient(app.deps, 'acme')
+      const { key } = await createKey(app.deps, 'acme')
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+      const opened = await (await app.request('/api/ingest/episode', { method: 'POST', headers, body: '{"request_uploads":[]}' })).json()
+      failing = true
+      const reply = await app.request(`/api/ingest/episode/${opened.episode_id}/finalize`, { method: 'POST', headers, body: '{"duration_s":3}' })
+      expect(reply.status).toBe(500)
+      const text = await reply.text()
+      expect(JSON.parse(text)).toEqual({ error: 'internal error' })
+      expect(text).not.toContain('hunter2')
+      expect(errors).toHaveLength(1)
+      expect(String(errors[0])).toContain('hunter2')
+      failing = false
+      const record = await (await app.request(`/api/episodes/${opened.episode_id}`, { headers })).json()
+      expect(record).toMatchObject({ status: 'recording', duration_s: null })
+    } finally {
+      await db.destroy()
+    }
+  })
+
   it('an object storage failure at open answers 500 and inserts nothing', async () => {
     const svc = await startService('pglite', {
       overrides: {
         storage: {
-          presignPut: async () => {
-            throw new Error('signer exploded')
-          },
-          presignGet: async () => {
-            throw new Error('signer exploded')
-          },
+          presignPut: () => Promise.reject(new Error('signer exploded')),
+          presignGet: () => Promise.reject(new Error('signer exploded')),
           publicUrl: () => null,
         },
       },

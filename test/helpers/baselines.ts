@@ -12,11 +12,14 @@ export const DOF = 7
 /** Baseline action at (step, joint): a smooth deterministic trajectory. */
 export const baselineAction = (step: number, joint: number) => Math.sin(step / 5 + joint)
 
-export async function recordBaseline(client: EpisodicClient, metadata: Record<string, unknown> = { success: true, reward_total: 10, collision_count: 1, time_to_goal_s: 5 }): Promise<string> {
+export async function recordBaseline(
+  client: EpisodicClient,
+  metadata: Record<string, unknown> = { success: true, reward_total: 10, collision_count: 1, time_to_goal_s: 5 },
+): Promise<string> {
   const position = new Float64Array(STEPS * DOF)
   for (let s = 0; s < STEPS; s++) for (let j = 0; j < DOF; j++) position[s * DOF + j] = baselineAction(s, j)
   const depth = new Float32Array(STEPS * 16).map((_, i) => i / 16)
-  return recordEpisode(client, {
+  return await recordEpisode(client, {
     actions: { '/joint_states/position': { data: position, shape: [STEPS, DOF] } },
     sensors: { '/joint_states/position': { data: position, shape: [STEPS, DOF] }, '/camera/depth': { data: depth, shape: [STEPS, 4, 4] } },
     episode: { robot: 'arm-1', policy_version: 'base-v1', fps: 10 },

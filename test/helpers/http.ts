@@ -9,6 +9,8 @@ export interface Reply<T = any> {
 export async function call<T = any>(
   url: string,
   init: { method?: string; key?: string; header?: 'bearer' | 'x-service-key'; body?: unknown; raw?: BodyInit; headers?: Record<string, string> } = {},
+  /** Who answers: the network by default, or an app in-process (`app.request`). */
+  fetchImpl: (url: string, init: RequestInit) => Promise<Response> = fetch,
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key !== undefined) {
@@ -20,11 +22,25 @@ export async function call<T = any>(
     body = JSON.stringify(init.body)
     headers['content-type'] = 'application/json'
   }
-  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, redirect: 'manual' })
+  const request = () => fetchImpl(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, redirect: 'manual' })
+  let response: Response
+  try {
+    response = await request()
+  } catch (error) {
+    // A server that answers 413 before reading an oversized body closes that
+    // connection; fetch may still pick the dead socket from its keep-alive pool
+    // for the next request and fail writing it (ECONNRESET, before the server
+    // saw anything). That request was never delivered, so sending it again is
+    // what any client does.
+    if ((error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error
+    response = await request()
+  }
   const text = await response.text()
   let parsed: unknown = text
   try {
     parsed = JSON.parse(text)
-  } catch {}
+  } catch {
+    // not JSON: the body stays the text
+  }
   return { status: response.status, headers: response.headers, body: parsed as T, text }
 }

@@ -1,9 +1,12 @@
 /**
  * Starts the service the way users run it (Node adapter, real HTTP on a free
  * port, built-in object store on disk) against PGlite or a throwaway
- * PostgreSQL database, with a clock the test can move.
+ * PostgreSQL database, with a clock the test can move. With `listen: false`
+ * there is no port: `url` is Hono's default origin and requests go through
+ * `app.request`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import type { KyselyPlugin } from 'kysely'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createNodeApp, serveNode } from '../../adapters/node/index.ts'
@@ -11,6 +14,7 @@ import { archiveEpisode, createClient, createKey, revokeKey } from '../../src/ad
 import type { EpisodicApp, EpisodicOptions } from '../../src/app.ts'
 import { readConfig } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/open.ts'
+import { openTestDatabase } from './pglite.ts'
 import { createTempDatabase } from './postgres.ts'
 
 export type DatabaseKind = 'pglite' | 'postgres'
@@ -31,11 +35,13 @@ export interface TestService {
 
 export async function startService(
   kind: DatabaseKind,
-  options: { env?: Record<string, string>; overrides?: Partial<EpisodicOptions> } = {},
+  options: { env?: Record<string, string>; overrides?: Partial<EpisodicOptions>; plugins?: KyselyPlugin[]; listen?: boolean } = {},
 ): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'episodic-test-'))
   const temp = kind === 'postgres' ? await createTempDatabase() : undefined
-  const db = await openDatabase({ url: temp?.url })
+  // Plugins (a query counter, say) see every query the app sends.
+  const opened = temp ? await openDatabase({ url: temp.url }) : await openTestDatabase()
+  const db = (options.plugins ?? []).reduce((d, plugin) => d.withPlugin(plugin), opened)
   let offset = 0
   const errors: unknown[] = []
   const clock = { now: () => new Date(Date.now() + offset) }
@@ -46,10 +52,12 @@ export async function startService(
     logger: { error: (_message, error) => errors.push(error) },
     ...options.overrides,
   })
-  const server = await serveNode(app, { port: 0 })
+  const server = options.listen === false ? undefined : await serveNode(app, { port: 0 })
+  const url = server?.url ?? 'http://localhost'
+  const fetchHere = (input: string, init?: RequestInit) => (server ? fetch(input, init) : Promise.resolve(app.request(input, init)))
   let n = 0
   return {
-    url: server.url,
+    url,
     app,
     errors,
     advance: (ms) => (offset += ms),
@@ -69,13 +77,13 @@ export async function startService(
       const other = await openDatabase({ url: temp!.url, max: 1, skipMigrations: true })
       await revokeKey({ db: other, sha256: app.deps.sha256 }, keyId)
       await other.destroy()
-      await waitForRevocation(server.url, key)
+      await waitForRevocation(url, key, fetchHere)
     },
     async archive(id) {
       await archiveEpisode(app.deps, id)
     },
     async close() {
-      await server.close()
+      await server?.close()
       await close()
       await temp?.drop()
       rmSync(dataDir, { recursive: true, force: true })
@@ -85,12 +93,12 @@ export async function startService(
 
 /**
  * Waits until the server refuses the key: the NOTIFY from another connection
- * arrives asynchronously. Gives up after 3 s (the caller's assertions then fail).
+ * arrives asynchronously. Gives up after 10 s (the caller's assertions then fail).
  */
-async function waitForRevocation(url: string, key: string): Promise<void> {
-  const deadline = Date.now() + 3000
+async function waitForRevocation(url: string, key: string, fetchHere: (input: string, init?: RequestInit) => Promise<Response>): Promise<void> {
+  const deadline = Date.now() + 10_000
   while (Date.now() < deadline) {
-    const reply = await fetch(`${url}/api/episodes?limit=1`, { headers: { authorization: `Bearer ${key}` } })
+    const reply = await fetchHere(`${url}/api/episodes?limit=1`, { headers: { authorization: `Bearer ${key}` } })
     await reply.body?.cancel()
     if (reply.status === 401) return
     await new Promise((r) => setTimeout(r, 20))

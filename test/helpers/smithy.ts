@@ -1,10 +1,10 @@
 /**
- * Smithy's whole presign of an S3 URL, with the options the presigner passes
- * it but none of its wrapped methods or templates: the reference that
- * src/storage/sigv4.test.ts checks the presigner against and bench/presign
- * times it against.
+ * Smithy's whole presign of an S3 URL, with the S3 conventions the episodic
+ * presigner follows (path as written, UNSIGNED-PAYLOAD, host and content-type
+ * signed as headers): the reference that src/storage/sigv4.test.ts checks the
+ * presigner against and bench/presign times it against.
  */
-import { SignatureV4, getCanonicalQuery } from '@smithy/signature-v4'
+import { getCanonicalQuery, SignatureV4 } from '@smithy/signature-v4'
 import type { Sha256Ctor } from '../../src/crypto.ts'
 
 export interface BareRequest {
@@ -28,7 +28,13 @@ export function bareSmithy(credentials: { accessKeyId: string; secretAccessKey: 
     const signedNames = new Set(Object.keys(headers))
     return signer.presign(
       { method: r.method, protocol: protocol!, hostname: host, path: path!, query: {}, headers: { ...headers, [PAYLOAD_HEADER]: 'UNSIGNED-PAYLOAD' } },
-      { signingDate: r.now, expiresIn: r.expiresInSeconds, signableHeaders: signedNames, unsignableHeaders: new Set([PAYLOAD_HEADER]), unhoistableHeaders: new Set([...signedNames, PAYLOAD_HEADER]) },
+      {
+        signingDate: r.now,
+        expiresIn: r.expiresInSeconds,
+        signableHeaders: signedNames,
+        unsignableHeaders: new Set([PAYLOAD_HEADER]),
+        unhoistableHeaders: new Set([...signedNames, PAYLOAD_HEADER]),
+      },
     )
   }
 }

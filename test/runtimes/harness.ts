@@ -10,35 +10,30 @@
  * Keys are minted straight in that database with src/admin/admin.ts, as the
  * `episodic keys create` verb does, so the suite never needs an admin endpoint.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { createClient, createKey, revokeKey } from '../../src/admin/admin.ts'
+import { archiveEpisode, createClient, createKey, revokeKey } from '../../src/admin/admin.ts'
 import { openDatabase } from '../../src/db/open.ts'
 import { NodeSha256 } from '../../adapters/node/sha256.ts'
 import { createTempDatabase } from '../helpers/postgres.ts'
+import { httpFetch, type Target, type Tenant, waitForRefusal, withCall } from '../conformance/target.ts'
 
 export const ROOT = resolve(import.meta.dirname, '../..')
 
 export type RuntimeName = 'node' | 'deno' | 'bun' | 'workers'
 
-export interface Tenant {
-  clientId: string
-  key: string
-  keyId: string
-}
+export type { Tenant }
 
-/** The service running on one runtime, plus the operator's side (keys). */
-export interface RuntimeService {
+/**
+ * The service running on one runtime, plus the operator's side (keys,
+ * archiving) on the same database: a conformance target over HTTP.
+ */
+export interface RuntimeService extends Target {
   runtime: RuntimeName
-  /** Base URL of the API (with the path prefix where the example mounts one). */
-  url: string
-  newTenant(name?: string): Promise<Tenant>
-  revoke(keyId: string): Promise<void>
-  close(): Promise<void>
 }
 
 interface Started {
@@ -67,23 +62,35 @@ export async function startRuntime(runtime: RuntimeName): Promise<RuntimeService
   const admin = await openDatabase({ url: temp.url, max: 2, skipMigrations: true })
   const deps = { db: admin, sha256: NodeSha256 }
   let n = 0
+  const url = started.url
   return {
     runtime,
-    url: started.url,
-    async newTenant(name = `${runtime}-${++n}-${Math.random().toString(36).slice(2, 6)}`) {
-      const client = await createClient(deps, name)
-      const key = await createKey(deps, name)
-      return { clientId: client.id, key: key.key, keyId: key.key_id }
-    },
-    async revoke(keyId) {
-      await revokeKey(deps, keyId)
-    },
-    async close() {
-      await started!.stop()
-      await admin.destroy()
-      await temp.drop()
-      rmSync(dataDir, { recursive: true, force: true })
-    },
+    ...withCall({
+      url,
+      fetch: httpFetch,
+      async newTenant(name = `${runtime}-${++n}-${Math.random().toString(36).slice(2, 6)}`) {
+        const client = await createClient(deps, name)
+        const key = await createKey(deps, name)
+        return { clientId: client.id, key: key.key, keyId: key.key_id }
+      },
+      async revoke(tenant) {
+        await revokeKey(deps, tenant.keyId)
+        await waitForRefusal({ url, fetch }, tenant.key)
+      },
+      async archive(id) {
+        await archiveEpisode(deps, id)
+      },
+      async deleteEpisode(id) {
+        await admin.deleteFrom('episodes').where('id', '=', id).execute()
+      },
+      close,
+    }),
+  }
+  async function close() {
+    await started!.stop()
+    await admin.destroy()
+    await temp.drop()
+    rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
@@ -99,7 +106,7 @@ const STARTERS: Record<RuntimeName, Starter> = {
   },
   deno: (env) => spawnServer('deno', binary('deno'), ['run', '-A', 'examples/deno/server.ts'], env),
   bun: (env) => spawnServer('bun', binary('bun'), ['examples/bun/server.ts'], env),
-  workers: (env, databaseUrl) => startWorkerd(databaseUrl),
+  workers: (_env, databaseUrl) => startWorkerd(databaseUrl),
 }
 
 /** A binary installed from npm (devDependencies), never one from PATH. */
@@ -112,13 +119,13 @@ export function binary(name: 'deno' | 'bun'): string {
 /**
  * Runs a server script and resolves with the URL from its
  * `listening on http://...` line; rejects with its output if it exits first
- * or stays silent for 30 s.
+ * or stays silent for 300 s.
  */
-export function spawnServer(runtime: string, command: string, args: string[], env: Record<string, string>): Promise<Started> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+export function spawnServer(runtime: string, command: string, args: string[], env: Record<string, string>, cwd = ROOT): Promise<Started> {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   return new Promise<Started>((resolvePromise, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${runtime} did not report listening within 30 s:\n${output}`)), 30_000)
+    const timer = setTimeout(() => fail(new Error(`${runtime} did not report listening within 300 s:\n${output}`)), 300_000)
     const fail = (error: Error) => {
       clearTimeout(timer)
       child.kill('SIGKILL')
@@ -151,7 +158,8 @@ function stopChild(child: ChildProcess): Promise<void> {
   })
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on right now (127.0.0.1), for servers that must know theirs before they start. */
+export function freePort(): Promise<number> {
   return new Promise((done, reject) => {
     const server = createServer()
     server.once('error', reject)
@@ -204,12 +212,19 @@ async function startWorkerd(databaseUrl: string): Promise<Started> {
     compatibilityDate: settings.compatibilityDate,
     compatibilityFlags: settings.compatibilityFlags,
     r2Buckets: ['BUCKET'],
-    bindings: { DATABASE_URL: databaseUrl, EPISODIC_STORAGE_SECRET: 'test-storage-secret-0123456789abcdef' },
+    // The secrets a user copies from .dev.vars.example for `wrangler dev`: the suite proves they suffice.
+    bindings: { ...devVars(), DATABASE_URL: databaseUrl },
     host: '127.0.0.1',
     port: 0,
   })
   const url = await mf.ready
   return { url: url.origin, stop: () => mf.dispose() }
+}
+
+/** The KEY=VALUE lines of examples/workers/.dev.vars.example (what `wrangler dev` reads from .dev.vars). */
+export function devVars(): Record<string, string> {
+  const text = readFileSync(join(ROOT, 'examples/workers/.dev.vars.example'), 'utf8')
+  return Object.fromEntries([...text.matchAll(/^([A-Z_][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!.trim()]))
 }
 
 /** How each server runtime runs a TypeScript file from the repository root. */

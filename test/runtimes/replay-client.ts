@@ -5,7 +5,7 @@
  * failing episode, and prints a JSON report on the last line.
  */
 import { EpisodicClient } from 'episodic/client'
-import { completeRun, createRun, recordEpisode, runAgainst, type Observation } from 'episodic/replay'
+import { completeRun, createRun, type Observation, recordEpisode, runAgainst } from 'episodic/replay'
 import { runtimeEnvironment } from '../../src/client/environment.ts'
 
 const STEPS = 30
@@ -15,7 +15,10 @@ const client = await EpisodicClient.connect()
 const record = (metadata: Record<string, unknown>) =>
   recordEpisode(client, {
     actions: { '/joint_states/position': { data: position, shape: [STEPS, DOF] } },
-    sensors: { '/joint_states/position': { data: position, shape: [STEPS, DOF] }, '/camera/depth': { data: new Float32Array(STEPS * 64), shape: [STEPS, 8, 8] } },
+    sensors: {
+      '/joint_states/position': { data: position, shape: [STEPS, DOF] },
+      '/camera/depth': { data: new Float32Array(STEPS * 64), shape: [STEPS, 8, 8] },
+    },
     episode: { robot: 'arm', policy_version: 'base' },
     metadata,
   })

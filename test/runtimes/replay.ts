@@ -8,7 +8,11 @@ import { runScript, type RuntimeName, type RuntimeService } from './harness.ts'
 export function replayClientTest(runtime: Exclude<RuntimeName, 'workers'>, service: () => RuntimeService): void {
   it(`runs the replay client on ${runtime}`, async () => {
     const { key } = await service().newTenant()
-    const result = await runScript(runtime, 'test/runtimes/replay-client.ts', { EPISODIC_BASE_URL: service().url, EPISODIC_API_KEY: key, EPISODIC_CREDENTIALS_FILE: '/nonexistent' }, 90_000)
+    const result = await runScript(runtime, 'test/runtimes/replay-client.ts', {
+      EPISODIC_BASE_URL: service().url,
+      EPISODIC_API_KEY: key,
+      EPISODIC_CREDENTIALS_FILE: '/nonexistent',
+    }, 240_000)
     expect(result.code, result.stderr).toBe(0)
     const report = JSON.parse(result.stdout.trim().split('\n').pop()!)
     expect(report.statuses).toEqual(['done', 'done', 'failed'])
@@ -19,5 +23,5 @@ export function replayClientTest(runtime: Exclude<RuntimeName, 'workers'>, servi
     expect(report.recommend).toBe('hold')
     // node:zlib (through process.getBuiltinModule) is the inflater on all three.
     expect(report.zlib).toBe(true)
-  }, 120_000)
+  }, 300_000)
 }

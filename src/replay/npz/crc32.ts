@@ -36,8 +36,7 @@ export function crc32(data: Uint8Array, crc = 0): number {
   const n8 = data.length & ~7
   for (; i < n8; i += 8) {
     const a = c ^ (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24))
-    c =
-      t7[a & 0xff] ^ t6[(a >>> 8) & 0xff] ^ t5[(a >>> 16) & 0xff] ^ t4[a >>> 24] ^
+    c = t7[a & 0xff] ^ t6[(a >>> 8) & 0xff] ^ t5[(a >>> 16) & 0xff] ^ t4[a >>> 24] ^
       t3[data[i + 4]] ^ t2[data[i + 5]] ^ t1[data[i + 6]] ^ t0[data[i + 7]]
   }
   for (; i < data.length; i++) c = t0[(c ^ data[i]) & 0xff] ^ (c >>> 8)

@@ -15,10 +15,7 @@ function halfTable(): Float32Array {
     const sign = h & 0x8000 ? -1 : 1
     const exp = (h >> 10) & 0x1f
     const mant = h & 0x3ff
-    table[h] =
-      exp === 0 ? sign * mant * 2 ** -24
-      : exp === 31 ? (mant ? NaN : sign * Infinity)
-      : sign * (1 + mant / 1024) * 2 ** (exp - 15)
+    table[h] = exp === 0 ? sign * mant * 2 ** -24 : exp === 31 ? (mant ? NaN : sign * Infinity) : sign * (1 + mant / 1024) * 2 ** (exp - 15)
   }
   return table
 }

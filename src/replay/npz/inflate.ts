@@ -16,7 +16,7 @@ export type Inflate = (compressed: Uint8Array, uncompressedSize: number) => Uint
  * byte lets the reader notice a member that inflates to more than declared
  * (fflate silently stops at the end of a caller's buffer).
  */
-export const fflateInflate: Inflate = (compressed, uncompressedSize) =>
+export const fflateInflate: Inflate = (compressed: Uint8Array, uncompressedSize: number): Uint8Array =>
   inflateSync(compressed, { out: new Uint8Array(uncompressedSize + 1) })
 
 /** The subset of `node:zlib`'s `inflateRawSync` the zlib inflater uses (Deno and Bun have it too). */

@@ -2,8 +2,11 @@ import { npzError } from './errors.ts'
 
 /** The fields of an `.npy` header plus where the element bytes start. */
 export interface NpyHeader {
+  /** numpy's dtype string, for example `'<f8'`. */
   descr: string
+  /** True when the elements are stored in Fortran (column-major) order. */
   fortranOrder: boolean
+  /** The array's dimensions. */
   shape: number[]
   /** Offset of the first element byte from the start of the `.npy` file. */
   dataOffset: number

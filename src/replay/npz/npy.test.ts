@@ -41,9 +41,13 @@ describe('decodeNpy', () => {
     const shape = [2, 3, 4]
     const f = new Float32Array(24)
     const c = new Float32Array(24)
-    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 4; k++) {
-      f[i + 2 * j + 6 * k] = 100 * i + 10 * j + k
-      c[i * 12 + j * 4 + k] = 100 * i + 10 * j + k
+    for (let i = 0; i < 2; i++) {
+      for (let j = 0; j < 3; j++) {
+        for (let k = 0; k < 4; k++) {
+          f[i + 2 * j + 6 * k] = 100 * i + 10 * j + k
+          c[i * 12 + j * 4 + k] = 100 * i + 10 * j + k
+        }
+      }
     }
     const three = decodeNpy(npy('<f4', shape, new Uint8Array(f.buffer), true), 'f.npy', 'owned')
     expect(three.data).toEqual(c)

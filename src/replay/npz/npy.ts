@@ -3,7 +3,7 @@ import { npzError } from './errors.ts'
 import { decodeFloat16 } from './float16.ts'
 import { byteSwapInto, fortranToC } from './layout.ts'
 import { parseNpyHeader } from './npy-header.ts'
-import { sizeOf, type NdArray, type TypedArray } from './types.ts'
+import { type NdArray, sizeOf, type TypedArray } from './types.ts'
 
 /**
  * What the decoder may do with the bytes it is given:

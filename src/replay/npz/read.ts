@@ -1,4 +1,4 @@
-import { crc32, type Crc32 } from './crc32.ts'
+import { type Crc32, crc32 } from './crc32.ts'
 import { npzError } from './errors.ts'
 import { fflateInflate, type Inflate } from './inflate.ts'
 import { decodeNpy } from './npy.ts'

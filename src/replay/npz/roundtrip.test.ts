@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { readNpz, writeNpz, type DType, type NdArray, type TypedArray } from './index.ts'
+import { type DType, type NdArray, readNpz, type TypedArray, writeNpz } from './index.ts'
 
 const SAMPLES: Record<DType, TypedArray> = {
   bool: new Uint8Array([1, 0, 1, 1, 0, 0]),
@@ -84,11 +84,14 @@ describe('writeNpz -> readNpz', () => {
       compress: fc.boolean(),
       zip64: fc.boolean(),
     })
-    fc.assert(fc.property(arb, ({ dtype, shape, seed, compress, zip64 }) => {
-      const arr = randomArray(dtype, shape, seed)
-      const back = readNpz(writeNpz({ k: arr }, { compress, zip64 }), { verifyCrc: true })
-      expect(back.k).toEqual(arr)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(arb, ({ dtype, shape, seed, compress, zip64 }) => {
+        const arr = randomArray(dtype, shape, seed)
+        const back = readNpz(writeNpz({ k: arr }, { compress, zip64 }), { verifyCrc: true })
+        expect(back.k).toEqual(arr)
+      }),
+      { numRuns: 300 },
+    )
   })
 })
 

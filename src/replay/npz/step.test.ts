@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { stepView, type NdArray } from './index.ts'
+import { type NdArray, stepView } from './index.ts'
 
 describe('stepView', () => {
   const depth: NdArray = { dtype: 'float32', shape: [3, 2, 2], data: Float32Array.from({ length: 12 }, (_, i) => i), order: 'C' }

@@ -49,9 +49,13 @@ export type TypedArray =
  * const { shape, data } = arrays['/joint_states/position'] // shape [3000, 7], Float64Array
  */
 export interface NdArray {
+  /** The element type, numpy's name for it (`'float64'`, `'int32'`, ...). */
   dtype: DType
+  /** The array's dimensions; the first is the step for episode arrays. */
   shape: number[]
+  /** The elements in C (row-major) order. */
   data: TypedArray
+  /** The order the archive stored the array in (see above). */
   order: 'C' | 'F'
 }
 
@@ -67,10 +71,10 @@ export type NdArrayLike =
   | readonly bigint[]
   | readonly boolean[]
   | {
-      dtype?: DType
-      shape?: readonly number[]
-      data: TypedArray | ArrayLike<number> | ArrayLike<bigint> | ArrayLike<boolean>
-    }
+    dtype?: DType
+    shape?: readonly number[]
+    data: TypedArray | ArrayLike<number> | ArrayLike<bigint> | ArrayLike<boolean>
+  }
 
 /** Number of elements of a shape (1 for a 0-d shape). */
 export function sizeOf(shape: readonly number[]): number {

@@ -3,7 +3,7 @@ import { crc32 } from './crc32.ts'
 import { descrOf, dtypeInfo, dtypeOfArray } from './dtype.ts'
 import { toFloat16Bits } from './float16.ts'
 import { encodeNpyHeader } from './npy-header.ts'
-import { sizeOf, type DType, type NdArrayLike, type TypedArray } from './types.ts'
+import { type DType, type NdArrayLike, sizeOf, type TypedArray } from './types.ts'
 import { writeZip, type ZipMember } from './zip-write.ts'
 
 /** Options of `writeNpz`. */

@@ -87,7 +87,7 @@ function findEocd(view: DataView): number {
 /** Replaces 0xFFFFFFFF placeholders with the values of the zip64 extra field (id 0x0001). */
 function applyZip64Extra(view: DataView, start: number, len: number, e: ZipEntry): void {
   const end = start + len
-  for (let p = start; p + 4 <= end; ) {
+  for (let p = start; p + 4 <= end;) {
     const id = view.getUint16(p, true)
     const size = view.getUint16(p + 2, true)
     if (id === 1) {

@@ -1,0 +1,224 @@
+/**
+ * `episodic upload`: opens an episode, uploads its files (multipart above
+ * 64 MiB, parts in parallel, retried, resumable) with a progress display on
+ * stderr, finalizes it with `bytes_total` and prints its id and portal link.
+ *
+ * With `--idempotency-key K` the command is safe to run again: the same key
+ * reopens the same episode, files already stored are skipped, and multipart
+ * uploads resume from their stored parts (their ids are kept in
+ * `$XDG_CACHE_HOME/episodic/uploads/`). Ctrl-C stops cleanly: with a key the
+ * stored parts stay for the next run; without one the multipart uploads are
+ * aborted so nothing is left behind.
+ */
+import { createHash } from 'node:crypto'
+import { openAsBlob } from 'node:fs'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { homedir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { EpisodicClient } from '../client/client.ts'
+import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
+import { recordEpisode } from '../client/uploads.ts'
+import type { ArtifactKind } from '../storage/types.ts'
+import { CliError, configError, EXIT, usageError } from './exit.ts'
+import { HELP } from './help.ts'
+import { createProgress } from './progress.ts'
+
+const OPTIONS = {
+  video: { type: 'string' },
+  sensors: { type: 'string' },
+  actions: { type: 'string' },
+  name: { type: 'string' },
+  robot: { type: 'string' },
+  'policy-version': { type: 'string' },
+  'env-version': { type: 'string' },
+  'git-sha': { type: 'string' },
+  seed: { type: 'string' },
+  fps: { type: 'string' },
+  source: { type: 'string' },
+  metadata: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  verify: { type: 'boolean' },
+  profile: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+const KINDS: ArtifactKind[] = ['video', 'sensors', 'actions']
+/** Exit code after Ctrl-C, as shells report a SIGINT death. */
+const INTERRUPTED = 130
+
+export async function uploadCommand(argv: string[]): Promise<number> {
+  let values
+  try {
+    ;({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }))
+  } catch (error) {
+    throw usageError(`${(error as Error).message}\n\n${HELP.upload}`)
+  }
+  if (values.help) {
+    console.log(HELP.upload)
+    return EXIT.ok
+  }
+  const artifacts: Partial<Record<ArtifactKind, Blob>> = {}
+  for (const kind of KINDS) {
+    const path = values[kind]
+    if (path === undefined) continue
+    try {
+      artifacts[kind] = await openAsBlob(resolve(path))
+    } catch {
+      throw configError(`--${kind}: cannot read ${resolve(path)}`)
+    }
+  }
+  const episode = {
+    name: values.name,
+    robot: values.robot,
+    policy_version: values['policy-version'],
+    env_version: values['env-version'],
+    git_sha: values['git-sha'],
+    seed: values.seed === undefined ? undefined : integer('--seed', values.seed),
+    fps: values.fps === undefined ? undefined : positive('--fps', values.fps),
+    source: values.source === undefined ? undefined : source(values.source),
+    metadata: values.metadata === undefined ? undefined : await metadata(values.metadata),
+  }
+  const key = values['idempotency-key']
+
+  let client: EpisodicClient
+  try {
+    client = await EpisodicClient.connect({ profile: values.profile })
+  } catch (error) {
+    throw asCliError(error)
+  }
+  const state = key === undefined ? undefined : statePath(client.baseUrl, key)
+  const saved = state ? await readState(state) : {}
+  const total = Object.values(artifacts).reduce((sum, blob) => sum + blob.size, 0)
+  const progress = createProgress({ total, write: (text) => process.stderr.write(text), tty: Boolean(process.stderr.isTTY), columns: process.stderr.columns })
+  const sent = new Map<ArtifactKind, number>()
+  const started = new Map<ArtifactKind, string>()
+  const stop = new AbortController()
+  const onSigint = () => {
+    if (stop.signal.aborted) process.exit(INTERRUPTED)
+    stop.abort(new CliError('interrupted', INTERRUPTED))
+  }
+  process.on('SIGINT', onSigint)
+  let episodeId: string | undefined
+  try {
+    const recorded = await recordEpisode(
+      client,
+      { episode: clean(episode), artifacts, idempotencyKey: key, verify: Boolean(values.verify), uploads: saved.uploads },
+      {
+        signal: stop.signal,
+        onProgress: ({ kind, sent: n }) => {
+          sent.set(kind, n)
+          progress.update([...sent.values()].reduce((a, b) => a + b, 0), kind)
+        },
+        onMultipart: (kind, uploadId, episode) => {
+          started.set(kind, uploadId)
+          episodeId = episode
+          if (state) void writeState(state, { uploads: { ...saved.uploads, ...Object.fromEntries(started) } })
+        },
+      },
+    )
+    episodeId = recorded.episode_id
+    progress.done()
+    if (state) await rm(state, { force: true })
+    console.log(recorded.episode_id)
+    console.error(
+      `${
+        recorded.reopened ? 'resumed' : 'recorded'
+      } episode ${recorded.episode_id} (${recorded.finalized.status}); portal: ${client.baseUrl}/portal/episodes/${recorded.episode_id}`,
+    )
+    return EXIT.ok
+  } catch (error) {
+    if (stop.signal.aborted) {
+      progress.done()
+      if (key === undefined) await abortStarted(client, started, episodeId)
+      console.error(
+        key === undefined
+          ? 'episodic: interrupted; the unfinished uploads were aborted'
+          : `episodic: interrupted; run the same command again (same --idempotency-key) to resume`,
+      )
+      return INTERRUPTED
+    }
+    throw asCliError(error)
+  } finally {
+    process.off('SIGINT', onSigint)
+  }
+}
+
+/** Without a key nothing can resume: remove the parts stored so far. */
+async function abortStarted(client: EpisodicClient, started: Map<ArtifactKind, string>, episodeId: string | undefined): Promise<void> {
+  if (episodeId === undefined) return
+  for (const uploadId of started.values()) await client.abortMultipart(episodeId, uploadId).catch(() => {})
+}
+
+function clean<T extends Record<string, unknown>>(record: T): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>
+}
+
+function integer(flag: string, text: string): number {
+  const value = Number(text)
+  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value)) throw usageError(`${flag}: must be an integer (within ±2^53 on the command line)`)
+  return value
+}
+
+function positive(flag: string, text: string): number {
+  const value = Number(text)
+  if (!Number.isFinite(value) || value <= 0) throw usageError(`${flag}: must be a positive number`)
+  return value
+}
+
+function source(text: string): 'real' | 'sim' | 'replay' {
+  if (text !== 'real' && text !== 'sim' && text !== 'replay') throw usageError('--source: must be one of real, sim, replay')
+  return text
+}
+
+/** `--metadata '{"k":1}'` or `--metadata @file.json`. */
+async function metadata(text: string): Promise<Record<string, unknown>> {
+  let json = text
+  if (text.startsWith('@')) {
+    try {
+      json = await readFile(resolve(text.slice(1)), 'utf8')
+    } catch {
+      throw configError(`--metadata: cannot read ${resolve(text.slice(1))}`)
+    }
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch {
+    throw usageError('--metadata: not valid JSON')
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw usageError('--metadata: must be a JSON object')
+  return value as Record<string, unknown>
+}
+
+interface SavedState {
+  uploads?: Partial<Record<ArtifactKind, string>>
+}
+
+/** Where a key's multipart upload ids are kept between runs. */
+function statePath(baseUrl: string, key: string): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache')
+  return join(base, 'episodic', 'uploads', `${createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex').slice(0, 32)}.json`)
+}
+
+async function readState(path: string): Promise<SavedState> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as SavedState
+  } catch {
+    return {}
+  }
+}
+
+async function writeState(path: string, state: SavedState): Promise<void> {
+  await mkdir(dirname(path), { recursive: true })
+  await writeFile(path, JSON.stringify(state))
+}
+
+function asCliError(error: unknown): unknown {
+  if (!(error instanceof EpisodicClientError)) return error
+  if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
+  if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
+  if (error instanceof NotFoundError) return new CliError(`not found: ${error.message}`, EXIT.failure)
+  if (error instanceof TransportError) return new CliError(error.message, EXIT.transport)
+  return new CliError(`${error.name}: ${error.message}`, EXIT.failure)
+}

@@ -1,0 +1,135 @@
+/**
+ * `Idempotency-Key` (contract, "Safe retries"): a client that timed out can
+ * send the same request again and get the first answer instead of a second
+ * episode or eval run. The key is kept per client for 24 hours in one table
+ * row whose primary key is (client, key), so retries that reach different
+ * instances at once meet in the database, not in a process-local map:
+ *
+ * - first request: the row is inserted `running`, the handler runs, the row
+ *   becomes `done` with the answer (a failed request deletes it: nothing was
+ *   created, the retry runs afresh);
+ * - same key, same request, answer stored: that answer again, with
+ *   `Idempotency-Replayed: true` (a route may refresh parts of it, such as
+ *   upload URLs);
+ * - same key, another request (method, path or body bytes differ): 422;
+ * - same key while the first is still running: 409. A `running` row older
+ *   than `LEASE_MS` belonged to a process that died mid-request and is taken
+ *   over.
+ *
+ * The request is fingerprinted by its exact bytes (as the IETF draft's
+ * "request fingerprint"): a retry sends the same body, which is what every
+ * HTTP client's retry does.
+ */
+import { createMiddleware } from 'hono/factory'
+import type { Context } from 'hono'
+import type { AppEnv, Deps } from '../context.ts'
+import { sha256Hex } from '../crypto.ts'
+import { EpisodicError } from '../errors.ts'
+import { readBodyText } from '../http/body.ts'
+
+/** Keys are kept this long. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+/** A `running` key older than this is taken over (its request cannot still be running). */
+export const LEASE_MS = 60 * 1000
+/** The header; 1..255 printable ASCII characters. */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
+
+const KEY_SYNTAX = /^[\x20-\x7e]{1,255}$/
+
+/** Refreshes a stored answer before it is replayed (e.g. mints new upload URLs). */
+export type Replay = (stored: unknown, c: Context<AppEnv>) => Promise<unknown>
+
+/**
+ * Middleware for a create route: mount it after authentication, before the
+ * handler. Without the header it does nothing.
+ *
+ * @example
+ * app.post('/episode', idempotent(deps, reopen), async (c) => { ... })
+ */
+export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLimit'>, replay?: Replay) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header(IDEMPOTENCY_HEADER)
+    if (key === undefined) return next()
+    if (!KEY_SYNTAX.test(key)) throw new EpisodicError('invalid', `${IDEMPOTENCY_HEADER}: must be 1 to 255 printable ASCII characters`)
+    const clientId = c.get('clientId')
+    // The handler reads the body itself; the fingerprint reads a copy.
+    const text = await readBodyText(c.req.raw.clone(), deps.bodyLimit)
+    const fingerprint = await sha256Hex(deps.sha256, `${c.req.method}\n${new URL(c.req.url).pathname}\n${text}`)
+    const now = deps.clock.now()
+
+    const taken = await take(deps, clientId, key, fingerprint, now)
+    if (taken.kind === 'replay') {
+      const body = replay ? await replay(taken.response, c) : taken.response
+      return c.json(body, taken.status as 200, { 'idempotency-replayed': 'true' })
+    }
+    await next()
+    const ok = c.res.status >= 200 && c.res.status < 300 && !c.error
+    if (!ok) {
+      await release(deps, clientId, key, taken.lockedAt)
+      return
+    }
+    const response = await c.res.clone().text()
+    await deps.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status: c.res.status, response })
+      .where('client_id', '=', clientId)
+      .where('key', '=', key)
+      .where('locked_at', '=', taken.lockedAt)
+      .execute()
+  })
+}
+
+type Taken = { kind: 'run'; lockedAt: Date } | { kind: 'replay'; status: number; response: unknown }
+
+/** Claims the key for this request, or says why not (replay, 409, 422). */
+async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, fingerprint: string, now: Date): Promise<Taken> {
+  const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS)
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await deps.db
+      .insertInto('idempotency_keys')
+      .values({ client_id: clientId, key, fingerprint, state: 'running', status: null, response: null, locked_at: now, created_at: now })
+      .onConflict((oc) => oc.columns(['client_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst()
+    if (inserted) {
+      // Old keys of this client go as new ones arrive (bounded: 24 h of keys).
+      await deps.db.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('created_at', '<', expired).execute()
+      return { kind: 'run', lockedAt: now }
+    }
+    const row = await deps.db.selectFrom('idempotency_keys').selectAll().where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst()
+    if (!row) continue // released meanwhile: try again
+    if (new Date(row.created_at).getTime() < expired.getTime()) {
+      await deps.db.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', key).where('created_at', '=', row.created_at).execute()
+      continue
+    }
+    if (row.fingerprint !== fingerprint) {
+      throw new EpisodicError('unprocessable', `${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} was already used for a different request`)
+    }
+    if (row.state === 'done') return { kind: 'replay', status: row.status ?? 200, response: JSON.parse(row.response ?? 'null') }
+    if (now.getTime() - new Date(row.locked_at).getTime() < LEASE_MS) {
+      throw new EpisodicError('conflict', `a request with ${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} is still in progress; retry later`)
+    }
+    // The first request's process died mid-request: take the key over, unless another retry just did.
+    const retaken = await deps.db
+      .updateTable('idempotency_keys')
+      .set({ locked_at: now })
+      .where('client_id', '=', clientId)
+      .where('key', '=', key)
+      .where('state', '=', 'running')
+      .where('locked_at', '=', row.locked_at)
+      .executeTakeFirst()
+    if (Number(retaken.numUpdatedRows) === 1) return { kind: 'run', lockedAt: now }
+  }
+  throw new EpisodicError('conflict', `a request with ${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} is still in progress; retry later`)
+}
+
+/** Forgets a key whose request failed, so a retry runs it afresh. */
+async function release(deps: Pick<Deps, 'db'>, clientId: string, key: string, lockedAt: Date): Promise<void> {
+  await deps.db
+    .deleteFrom('idempotency_keys')
+    .where('client_id', '=', clientId)
+    .where('key', '=', key)
+    .where('state', '=', 'running')
+    .where('locked_at', '=', lockedAt)
+    .execute()
+}

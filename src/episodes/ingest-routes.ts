@@ -1,0 +1,91 @@
+/**
+ * The ingest endpoints: open an episode (minting one presigned PUT URL per
+ * requested artifact) and finalize it.
+ */
+import { Hono } from 'hono'
+import { requireKeyOrSession } from '../auth/middleware.ts'
+import type { AppEnv, Deps } from '../context.ts'
+import { readJsonBody } from '../http/body.ts'
+import { uuidParam } from '../http/fields.ts'
+import { sendJson } from '../http/json.ts'
+import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
+import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './ingest-schemas.ts'
+import { idempotent } from './idempotency.ts'
+import { reopened, verifiedBytesTotal } from './upload-hooks.ts'
+
+export function ingestRoutes(deps: Deps) {
+  const app = new Hono<AppEnv>()
+  app.use('*', requireKeyOrSession(deps))
+
+  app.post('/episode', idempotent(deps, reopened(deps)), async (c) => {
+    const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit)
+    const clientId = c.get('clientId')
+    const episodeId = deps.random.uuid()
+    const now = deps.clock.now()
+    const kinds: ArtifactKind[] = deps.storage ? body.request_uploads : []
+    const origin = kinds.length ? (deps.baseUrl ?? new URL(c.req.url).origin) : ''
+    // Sign and insert at once: the row's round trip (and its wait for the
+    // turn's batch) overlaps the signing. A URL that fails to sign removes
+    // the row again, so a storage failure still leaves no half-opened episode.
+    const signing = Promise.all(
+      kinds.map(async (kind) => {
+        const key = objectKey(clientId, episodeId, kind)
+        const signed = await deps.storage!.presignPut({
+          key,
+          contentType: ARTIFACT_CONTENT_TYPE[kind],
+          now,
+          expiresInSeconds: UPLOAD_URL_SECONDS,
+          origin,
+        })
+        return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
+      }),
+    )
+    const inserting = deps.episodes.insert({
+      id: episodeId,
+      clientId,
+      name: body.name ?? null,
+      source: body.source,
+      robot: body.robot ?? null,
+      policyVersion: body.policy_version ?? null,
+      envVersion: body.env_version ?? null,
+      gitSha: body.git_sha ?? null,
+      seed: body.seed ?? null,
+      fps: body.fps ?? null,
+      metadata: body.metadata,
+      artifacts: kinds,
+      now,
+    })
+    const [signed, inserted] = await Promise.allSettled([signing, inserting])
+    if (inserted.status === 'rejected') throw inserted.reason
+    if (signed.status === 'rejected') {
+      await deps.episodes.discard(clientId, episodeId).catch((error) =>
+        deps.logger.error(`open: could not remove episode ${episodeId} after signing failed`, error)
+      )
+      throw signed.reason
+    }
+    const uploadUrls = signed.value
+    const result: OpenEpisodeResult = {
+      episode_id: episodeId,
+      status: 'recording',
+      storage: deps.storage ? 'r2' : 'unconfigured',
+      upload_urls: uploadUrls,
+    }
+    return sendJson(result, 201)
+  })
+
+  app.post('/episode/:id/finalize', async (c) => {
+    const id = uuidParam(c.req.param('id'), 'episode not found')
+    const body = await readJsonBody(c.req.raw, FinalizeEpisodeBody, deps.bodyLimit)
+    const result = await deps.episodes.finalize(c.get('clientId'), id, {
+      status: body.status,
+      durationS: body.duration_s,
+      fps: body.fps,
+      bytesTotal: body.verify_artifacts ? await verifiedBytesTotal(deps, c.get('clientId'), id, body.bytes_total) : body.bytes_total,
+      metadata: body.metadata,
+      now: deps.clock.now(),
+    })
+    return sendJson(result, 200)
+  })
+
+  return app
+}

@@ -1,0 +1,109 @@
+/**
+ * Metadata search for the episode list: query parameters `metadata.<path>=<value>`
+ * become JSON containment tests on the `metadata` column (`metadata @> '{...}'`),
+ * which the GIN index of migration `0007_metadata_search` answers.
+ *
+ * How a value matches (the same in the API and the portal):
+ * - `metadata.task=reach` matches the string `"reach"`;
+ * - a value that is a JSON number, `true`, `false` or `null` also matches that
+ *   JSON value: `metadata.seed=5` matches `5` and `"5"`, `metadata.ok=true`
+ *   matches `true` and `"true"` (a number is compared exactly as PostgreSQL's
+ *   `numeric` does, so `5.0` matches `5`, and big integers keep every digit);
+ * - a value in double quotes is only that string: `metadata.seed="5"` matches
+ *   `"5"` and not `5`;
+ * - dots go into nested objects: `metadata.arm.side=left` matches
+ *   `{"arm": {"side": "left"}}`;
+ * - containment means extra keys are fine, and an array value matches when it
+ *   holds the value: `metadata.tags=slow` also matches `{"tags": ["slow", "wet"]}`.
+ * Several parameters must all match.
+ */
+import { type Expression, sql, type SqlBool } from 'kysely'
+import { EpisodicError } from '../errors.ts'
+
+/** The query-parameter prefix of a metadata filter. */
+export const METADATA_PREFIX = 'metadata.'
+/** Most metadata filters one request may carry. */
+export const MAX_METADATA_FILTERS = 16
+const MAX_VALUE = 1000
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** One `metadata.<path>=<value>` parameter: the documents any of which `metadata` must contain. */
+export interface MetadataFilter {
+  /** The parameter as given, e.g. `metadata.task`. */
+  param: string
+  /** Containment documents as JSON text, e.g. `{"seed":5}`, `{"seed":"5"}`, `{"seed":[5]}`. */
+  documents: string[]
+}
+
+/** Splits a query into its metadata filters and the remaining parameters. */
+export function splitMetadataParams(query: Record<string, string>): { filters: MetadataFilter[]; rest: Record<string, string> } {
+  const filters: MetadataFilter[] = []
+  const rest: Record<string, string> = {}
+  for (const [name, value] of Object.entries(query)) {
+    if (name.startsWith(METADATA_PREFIX)) filters.push(parseMetadataFilter(name, value))
+    else rest[name] = value
+  }
+  if (filters.length > MAX_METADATA_FILTERS) throw new EpisodicError('invalid', `metadata: at most ${MAX_METADATA_FILTERS} metadata filters per request`)
+  return { filters, rest }
+}
+
+/**
+ * One filter from its parameter name and value.
+ *
+ * @example
+ * parseMetadataFilter('metadata.seed', '5').documents // ['{"seed":"5"}', '{"seed":5}', '{"seed":["5"]}', '{"seed":[5]}']
+ */
+export function parseMetadataFilter(param: string, value: string): MetadataFilter {
+  const path = param.slice(METADATA_PREFIX.length).split('.')
+  if (path.some((segment) => segment === '')) throw new EpisodicError('invalid', `${param}: is not a metadata key path (metadata.<key>[.<key>...])`)
+  for (const text of [param, value]) {
+    if (text.includes('\u0000')) throw new EpisodicError('invalid', `${param}: must not contain \\u0000`)
+    if (UNPAIRED_SURROGATE.test(text)) throw new EpisodicError('invalid', `${param}: must not contain an unpaired UTF-16 surrogate`)
+  }
+  if ([...value].length > MAX_VALUE) throw new EpisodicError('invalid', `${param}: must be at most ${MAX_VALUE} characters`)
+  const values = literals(param, value)
+  // An array holding the value matches too (jsonb containment needs it wrapped in an array below the top level).
+  return { param, documents: [...values, ...values.map((literal) => `[${literal}]`)].map((literal) => nest(path, literal)) }
+}
+
+/** The JSON literals a value stands for (see the module doc). */
+function literals(param: string, value: string): string[] {
+  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(value)
+    } catch {
+      throw new EpisodicError('invalid', `${param}: a quoted value must be a JSON string`)
+    }
+    return [JSON.stringify(parsed)]
+  }
+  const asString = JSON.stringify(value)
+  // The number's own text, not a double's rendering, so jsonb compares every digit.
+  if (JSON_NUMBER.test(value) || value === 'true' || value === 'false' || value === 'null') return [asString, value]
+  return [asString]
+}
+
+function nest(path: string[], literal: string): string {
+  return path.reduceRight((inner, key) => `{${JSON.stringify(key)}:${inner}}`, literal)
+}
+
+/** `metadata` contains one of the filter's documents (a GIN-indexable condition). */
+export function metadataCondition(filter: MetadataFilter): Expression<SqlBool> {
+  const tests = filter.documents.map((doc) => sql<SqlBool>`metadata @> cast(${doc} as jsonb)`)
+  return tests.length === 1 ? tests[0]! : sql<SqlBool>`(${sql.join(tests, sql` or `)})`
+}
+
+/**
+ * The portal's free-text form of the same filters: `task=reach site=lab-2`
+ * (whitespace between pairs; a quoted value is a JSON string, as in the API)
+ * as `metadata.<key>` parameters.
+ */
+export function metadataParamsFromText(text: string): Record<string, string> {
+  const pair = /([^\s="]+)=("(?:[^"\\]|\\.)*"|[^\s"]*)/g
+  const out: Record<string, string> = {}
+  for (const [, key, value] of text.matchAll(pair)) out[`${METADATA_PREFIX}${key}`] = value!
+  const leftover = text.replace(pair, '').trim()
+  if (leftover) throw new EpisodicError('invalid', `metadata: "${leftover}" is not key=value`)
+  return out
+}

@@ -1,0 +1,189 @@
+/**
+ * Wire bodies of upload recovery (contract, "Upload recovery"): fresh URLs,
+ * multipart uploads and the artifact check. They validate requests, type the
+ * client library and generate the OpenAPI document.
+ */
+import * as v from 'valibot'
+import { typed } from '../http/typed-schema.ts'
+import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE } from '../storage/multipart-rules.ts'
+import type { ArtifactKind } from '../storage/types.ts'
+import { ArtifactKindSchema, UploadUrl, type UploadUrlEntry } from './ingest-schemas.ts'
+
+const kinds = v.pipe(
+  v.array(ArtifactKindSchema, 'must be an array of artifact kinds'),
+  v.check((list) => new Set(list).size === list.length, 'must not repeat a kind'),
+)
+
+/** Body of `POST .../upload-urls`. */
+export interface UploadUrlsInput {
+  /** Default: the kinds requested at open. A kind not requested before is added. */
+  kinds?: ArtifactKind[]
+}
+
+export const UploadUrlsBody: v.GenericSchema<UploadUrlsInput> = typed<UploadUrlsInput>()(v.strictObject({ kinds: v.optional(kinds) }, 'must be a JSON object'))
+
+/** `200` answer of `POST .../upload-urls`. */
+export interface UploadUrlsResult {
+  episode_id: string
+  upload_urls: UploadUrlEntry[]
+}
+
+export const UploadUrlsResponse: v.GenericSchema<UploadUrlsResult> = typed<UploadUrlsResult>()(
+  v.object({ episode_id: v.string(), upload_urls: v.array(UploadUrl) }),
+)
+
+const wholeBytes = (max: number, what: string) =>
+  v.pipe(
+    v.number('must be a number'),
+    v.integer('must be an integer'),
+    v.minValue(0, 'must be at least 0'),
+    v.maxValue(max, `must be at most ${max} (${what})`),
+  )
+
+/** Body of `POST .../multipart`. */
+export interface CreateMultipartInput {
+  kind: ArtifactKind
+  /** The artifact's size in bytes, at most 5 TiB. */
+  size: number
+  /** Bytes per part (the last may be smaller): 5 MiB .. 5 GiB, default 64 MiB, at most 10,000 parts. */
+  part_size?: number
+}
+
+export const CreateMultipartBody: v.GenericSchema<CreateMultipartInput> = typed<CreateMultipartInput>()(v.strictObject(
+  {
+    kind: ArtifactKindSchema,
+    size: wholeBytes(MAX_OBJECT_SIZE, '5 TiB'),
+    part_size: v.optional(v.pipe(wholeBytes(MAX_PART_SIZE, '5 GiB'), v.minValue(MIN_PART_SIZE, `must be at least ${MIN_PART_SIZE} (5 MiB)`))),
+  },
+  'must be a JSON object',
+))
+
+/** A presigned PUT of one part. */
+export interface PartUrl {
+  part_number: number
+  url: string
+}
+
+const PartUrlSchema: v.GenericSchema<PartUrl> = typed<PartUrl>()(v.object({ part_number: v.number(), url: v.string() }))
+
+/** `201` answer of `POST .../multipart`. */
+export interface CreateMultipartResult {
+  episode_id: string
+  kind: ArtifactKind
+  upload_id: string
+  part_size: number
+  part_count: number
+  parts: PartUrl[]
+  expires_at: string
+}
+
+export const CreateMultipartResponse: v.GenericSchema<CreateMultipartResult> = typed<CreateMultipartResult>()(v.object({
+  episode_id: v.string(),
+  kind: ArtifactKindSchema,
+  upload_id: v.string(),
+  part_size: v.number(),
+  part_count: v.number(),
+  parts: v.array(PartUrlSchema),
+  expires_at: v.string(),
+}))
+
+/** A part the store already holds. */
+export interface UploadedPart {
+  part_number: number
+  size: number
+  etag: string
+}
+
+/** `200` answer of `GET .../multipart/{upload_id}`: what is stored, and fresh URLs for the rest. */
+export interface ResumeMultipartResult {
+  upload_id: string
+  kind: ArtifactKind
+  part_size: number
+  part_count: number
+  uploaded: UploadedPart[]
+  parts: PartUrl[]
+  expires_at: string
+}
+
+export const ResumeMultipartResponse: v.GenericSchema<ResumeMultipartResult> = typed<ResumeMultipartResult>()(v.object({
+  upload_id: v.string(),
+  kind: ArtifactKindSchema,
+  part_size: v.number(),
+  part_count: v.number(),
+  uploaded: v.array(v.object({ part_number: v.number(), size: v.number(), etag: v.string() })),
+  parts: v.array(PartUrlSchema),
+  expires_at: v.string(),
+}))
+
+/** Body of `POST .../multipart/{upload_id}/complete`. */
+export interface CompleteMultipartInput {
+  /** Ascending by part number, each with the ETag its PUT answered. */
+  parts: { part_number: number; etag: string }[]
+}
+
+export const CompleteMultipartBody: v.GenericSchema<CompleteMultipartInput> = typed<CompleteMultipartInput>()(v.strictObject(
+  {
+    parts: v.pipe(
+      v.array(
+        v.strictObject({
+          part_number: v.pipe(
+            v.number('must be a number'),
+            v.integer('must be an integer'),
+            v.minValue(1, 'must be at least 1'),
+            v.maxValue(MAX_PARTS, `must be at most ${MAX_PARTS}`),
+          ),
+          etag: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters')),
+        }, 'must be an object { part_number, etag }'),
+        'must be an array of parts',
+      ),
+      v.minLength(1, 'must name at least one part'),
+      v.maxLength(MAX_PARTS, `must name at most ${MAX_PARTS} parts`),
+    ),
+  },
+  'must be a JSON object',
+))
+
+/** `200` answer of complete. */
+export interface CompleteMultipartResult {
+  episode_id: string
+  kind: ArtifactKind
+  size: number
+  etag: string
+}
+
+export const CompleteMultipartResponse: v.GenericSchema<CompleteMultipartResult> = typed<CompleteMultipartResult>()(v.object({
+  episode_id: v.string(),
+  kind: ArtifactKindSchema,
+  size: v.number(),
+  etag: v.string(),
+}))
+
+/** One artifact as `GET /api/episodes/{id}/artifacts` reports it (a HEAD on the store). */
+export interface ArtifactState {
+  kind: ArtifactKind
+  /** Upload URLs were handed out for it. */
+  requested: boolean
+  /** The store holds the object. */
+  present: boolean
+  size: number | null
+  etag: string | null
+  content_type: string | null
+}
+
+/** `200` answer of `GET /api/episodes/{id}/artifacts`. */
+export interface ArtifactsResult {
+  episode_id: string
+  artifacts: ArtifactState[]
+}
+
+export const ArtifactsResponse: v.GenericSchema<ArtifactsResult> = typed<ArtifactsResult>()(v.object({
+  episode_id: v.string(),
+  artifacts: v.array(v.object({
+    kind: ArtifactKindSchema,
+    requested: v.boolean(),
+    present: v.boolean(),
+    size: v.nullable(v.number()),
+    etag: v.nullable(v.string()),
+    content_type: v.nullable(v.string()),
+  })),
+}))

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { jsonText, parseJson, sendJson, toInt64 } from './json.ts'
+
+describe('exact JSON integers', () => {
+  it('keeps every digit of an int64 a double cannot hold', () => {
+    const text = '{"a":9007199254740993,"b":-9223372036854775808,"c":9223372036854775807,"d":[1.5,"x"]}'
+    const value = parseJson(text) as Record<string, unknown>
+    expect(value.a).toBe(9007199254740993n)
+    // -2^63 is a double exactly; the server keeps it a number, writing turns it to digits again.
+    expect(value.b).toBe(-(2 ** 63))
+    expect(value.c).toBe(9223372036854775807n)
+    expect(value.d).toEqual([1.5, 'x'])
+    expect(jsonText({ a: value.a, c: value.c })).toBe('{"a":9007199254740993,"c":9223372036854775807}')
+  })
+
+  it('keeps a float written as a long integer a number on the server', () => {
+    // JSON.stringify(1e20) writes 100000000000000000000: a double holds it exactly.
+    expect(parseJson('{"x":100000000000000000000}')).toEqual({ x: 1e20 })
+  })
+
+  it('gives the client a bigint for every integer beyond 2^53', () => {
+    expect(parseJson('{"s":-9223372036854775808}', 'unsafe')).toEqual({ s: -9223372036854775808n })
+    expect(parseJson('{"s":9007199254740991}', 'unsafe')).toEqual({ s: 9007199254740991 })
+  })
+
+  it('takes JSON.parse for text without 16 digits in a row and fails like it', () => {
+    expect(parseJson('{"seed":123456789012345}')).toEqual({ seed: 123456789012345 })
+    expect(() => parseJson('{"seed":1234567890123456')).toThrow(SyntaxError)
+    expect(() => parseJson('{"a":')).toThrow(SyntaxError)
+  })
+
+  it('writes stored int8 values as numbers inside 2^53 and bigints beyond', () => {
+    expect(toInt64('42')).toBe(42)
+    expect(toInt64('-9223372036854775808')).toBe(-9223372036854775808n)
+    expect(toInt64(9223372036854775807n)).toBe(9223372036854775807n)
+    expect(toInt64(7n)).toBe(7)
+  })
+
+  it('answers with every digit', async () => {
+    const response = sendJson({ seed: -9223372036854775808n }, 201)
+    expect(response.status).toBe(201)
+    expect(response.headers.get('content-type')).toBe('application/json')
+    expect(await response.text()).toBe('{"seed":-9223372036854775808}')
+  })
+})

@@ -1,0 +1,85 @@
+/**
+ * JSON without a round trip through a double where an integer can exceed
+ * 2^53 (contract, "Exact integers and strings"): `seed` is a signed 64-bit
+ * integer written on the wire as a plain JSON number with every digit.
+ *
+ * Parsing: text with no run of 16 digits cannot hold an integer beyond
+ * 2^53 (9007199254740992 has 16), so it takes `JSON.parse` unchanged, which
+ * keeps the open/finalize hot path as fast as before. Anything else goes
+ * through lossless-json's parser, which hands every number over as its
+ * source text: an integer a double cannot hold exactly becomes a `bigint`.
+ *
+ * Writing: `JSON.stringify` throws on a `bigint`; then (and only then) the
+ * value is written by lossless-json's `stringify`, which prints a bigint as
+ * its digits. Seeds beyond 2^53 are bigints on the way out (`toInt64`), so
+ * `-9223372036854775808` never becomes `-9223372036854776000`.
+ *
+ * @example
+ * parseJson('{"seed":9223372036854775807}') // { seed: 9223372036854775807n }
+ * jsonText({ seed: 9223372036854775807n })  // '{"seed":9223372036854775807}'
+ */
+import { isInteger, parse as losslessParse, stringify as losslessStringify } from 'lossless-json'
+
+/** How integer literals beyond 2^53 come back from `parseJson`. */
+export type BigIntMode =
+  /** A bigint only where a double would change the value (1e20 written out stays a number). */
+  | 'inexact'
+  /** A bigint for every integer outside ±(2^53 - 1), so printing it never rounds. */
+  | 'unsafe'
+
+const LONG_DIGITS = /\d{16}/
+
+const inexact = (text: string): number | bigint => {
+  const n = Number(text)
+  if (!isInteger(text) || Number.isSafeInteger(n)) return n
+  const exact = BigInt(text)
+  return BigInt(n) === exact ? n : exact
+}
+
+const unsafe = (text: string): number | bigint => {
+  const n = Number(text)
+  return isInteger(text) && !Number.isSafeInteger(n) ? BigInt(text) : n
+}
+
+/**
+ * Parses JSON text; integers a double cannot carry come back as `bigint`
+ * (see `BigIntMode`; the server uses `inexact`, the client library `unsafe`).
+ * Throws a SyntaxError on malformed text, as `JSON.parse` does.
+ */
+export function parseJson(text: string, mode: BigIntMode = 'inexact'): unknown {
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text)
+  return losslessParse(text, null, mode === 'inexact' ? inexact : unsafe)
+}
+
+/** `JSON.stringify(value)`, writing a `bigint` as a JSON number with all its digits. */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch (error) {
+    // Only a bigint (or a cycle, which lossless-json refuses as well) gets here.
+    if (!(error instanceof TypeError)) throw error
+    return losslessStringify(value) as string
+  }
+}
+
+/**
+ * A stored int8 (postgres.js gives a string, PGlite a number or bigint) as
+ * the wire carries it: a number inside ±(2^53 - 1), else a bigint, so that
+ * writing it keeps every digit.
+ */
+export function toInt64(value: string | number | bigint): number | bigint {
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value
+  const n = Number(value)
+  return Number.isSafeInteger(n) ? n : BigInt(value)
+}
+
+/**
+ * A JSON response written with `jsonText`: the one way routes answer with
+ * JSON, so a bigint anywhere in a body is written exactly.
+ *
+ * @example
+ * return sendJson(await getEpisode(db, clientId, id))
+ */
+export function sendJson(value: unknown, status = 200, headers?: Record<string, string>): Response {
+  return new Response(jsonText(value), { status, headers: { 'content-type': 'application/json', ...headers } })
+}

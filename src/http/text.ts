@@ -1,0 +1,37 @@
+/**
+ * Strings PostgreSQL cannot store: U+0000 (text and jsonb refuse it) and an
+ * unpaired UTF-16 surrogate (not a Unicode scalar value, so it has no UTF-8
+ * form; drivers would replace it with U+FFFD or fail). The body reader and
+ * the query reader refuse both with a 400 naming the field, so nothing is
+ * changed silently and nothing reaches the database to fail there as a 500.
+ */
+
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u
+
+/** Node 20+, Deno, Bun and Workers have it; the regex is the fallback. */
+const wellFormed: (text: string) => boolean = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+  ? (text) => (text as string & { isWellFormed(): boolean }).isWellFormed()
+  : (text) => !LONE_SURROGATE.test(text)
+
+/** Why `text` cannot be stored (`must not contain ...`), or undefined when it can. */
+export function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain \\u0000'
+  if (!wellFormed(text)) return 'must not contain an unpaired UTF-16 surrogate'
+  return undefined
+}
+
+/** Unicode code points in `text` (an emoji is one; a lone surrogate counts as one). */
+export function codePointLength(text: string): number {
+  let count = text.length
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--
+        i++
+      }
+    }
+  }
+  return count
+}

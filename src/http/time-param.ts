@@ -1,0 +1,33 @@
+/**
+ * `created_after` / `created_before` query parameters: an ISO 8601 date or
+ * date-time (`2026-05-01`, `2026-05-01T12:00:00Z`, `2026-05-01T14:00+02:00`).
+ * A date alone is midnight UTC, and a date-time without a zone is read as
+ * UTC, so a link means the same instant wherever it is opened. The range is
+ * half-open: `created_after` is inclusive and `created_before` exclusive, so
+ * consecutive windows neither overlap nor leave a gap.
+ */
+import * as v from 'valibot'
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i
+
+/** The instant an ISO 8601 date or date-time names, or null when it is not one. */
+export function parseInstant(text: string): Date | null {
+  const m = ISO.exec(text)
+  if (!m) return null
+  const [, year, month, day, hour, , , zone] = m
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > 31 || Number(hour ?? 0) > 23) return null
+  const iso = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : `${text.replace(' ', 'T')}${zone ? '' : 'Z'}`
+  const at = new Date(iso)
+  // Date accepts 2026-02-31 as March 3rd; a date that rolled over is not one.
+  if (Number.isNaN(at.getTime()) || (hour === undefined && at.toISOString().slice(0, 10) !== `${year}-${month}-${day}`)) return null
+  return at
+}
+
+/** An optional time-range query parameter, validated and turned into a `Date`. */
+export const instantParam = v.optional(
+  v.pipe(
+    v.string(),
+    v.check((text) => parseInstant(text) !== null, 'must be an ISO 8601 date or date-time, e.g. 2026-05-01 or 2026-05-01T12:00:00Z'),
+    v.transform((text) => parseInstant(text)!),
+  ),
+)

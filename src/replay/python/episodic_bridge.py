@@ -1,0 +1,258 @@
+"""episodic's Python policy bridge: runs a Python policy callable for
+`episodic replay run --policy py:package.module:attr` (or `--policy file.py:attr`).
+
+Started by episodic as `python3 episodic_bridge.py` with its working directory
+on sys.path; needs Python >= 3.9 and numpy, nothing else. It talks to episodic
+over its standard input and output in binary frames, and moves the policy's
+own prints to standard error so they cannot corrupt a frame.
+
+Frame: u32 little-endian length N, then N bytes: one kind byte, then the body.
+episodic -> bridge
+  L  load:  UTF-8 JSON {"target": "pkg.mod:attr" | "/path/file.py:attr", "cwd": "..."}
+  R  reset: UTF-8 JSON {"episodeIndex": i, "baselineEpisodeId": "...", "steps": n}
+  S  step:  u32 episodeIndex, u32 step, u16 count, then count arrays
+bridge -> episodic
+  K  ok:    UTF-8 JSON (load: what was found; reset: {})
+  A  action: u16 count, then count entries
+  E  error: UTF-8 text, "ExceptionType: message" then the Python traceback
+Array (in S): u16 key length, key (UTF-8), u32 NPY length, zero bytes up to the
+next multiple of 64 from the start of the body, then one .npy file (header and
+data; the header pads the data to a 64-byte boundary too).
+Entry (in A): u16 key length, key, one byte 'n' (an .npy file) or 'j' (UTF-8
+JSON: numbers and `_outcome`), u32 length, zero bytes up to the next multiple of
+64, then the payload.
+"""
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import struct
+import sys
+import traceback
+
+import numpy as np
+
+U32 = struct.Struct("<I")
+U16 = struct.Struct("<H")
+STEP = struct.Struct("<IIH")
+HEADERS = {}  # .npy header bytes -> (dtype, shape), parsed once per distinct header
+OUT_HEADERS = {}  # (dtype.str, shape) -> .npy header bytes
+
+
+def pad64(n):
+    return (n + 63) & ~63
+
+
+class Frames:
+    """Frames from a pipe, read in large chunks: everything already queued arrives with one
+    system call, and `ready()` says whether a whole frame is buffered (when none is, the
+    bridge flushes its answers before it blocks, so a batch of steps costs one write each way)."""
+
+    def __init__(self, fd):
+        self.fd, self.buf, self.pos = fd, bytearray(), 0
+
+    def ready(self):
+        avail = len(self.buf) - self.pos
+        return avail >= 4 and avail >= 4 + U32.unpack_from(self.buf, self.pos)[0]
+
+    def next(self):
+        while not self.ready():
+            if self.pos:
+                del self.buf[:self.pos]
+                self.pos = 0
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                raise EOFError
+            self.buf += data
+        n = U32.unpack_from(self.buf, self.pos)[0]
+        body = self.buf[self.pos + 4:self.pos + 4 + n]  # a fresh buffer: the policy's arrays view it
+        self.pos += 4 + n
+        return body
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def frame(kind, body):
+    return U32.pack(len(body) + 1) + kind + body
+
+
+def parse_npy(buf, at, length):
+    major = buf[at + 6]
+    if major == 1:
+        hlen, start = U16.unpack_from(buf, at + 8)[0], at + 10
+    else:
+        hlen, start = U32.unpack_from(buf, at + 8)[0], at + 12
+    key = bytes(buf[start:start + hlen])
+    parsed = HEADERS.get(key)
+    if parsed is None:
+        header = ast.literal_eval(key.decode("latin1"))
+        if header["fortran_order"]:
+            raise ValueError("fortran_order arrays are not sent by episodic")
+        parsed = (np.dtype(header["descr"]), tuple(header["shape"]))
+        HEADERS[key] = parsed
+    dtype, shape = parsed
+    count = 1
+    for d in shape:
+        count *= d
+    return np.frombuffer(buf, dtype, count, start + hlen).reshape(shape)
+
+
+def npy_bytes(array):
+    key = (array.dtype.str, array.shape)
+    header = OUT_HEADERS.get(key)
+    if header is None:
+        shape = "(%s)" % "".join("%d," % d for d in array.shape) if array.shape else "()"
+        text = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (array.dtype.str, shape)
+        total = pad64(10 + len(text) + 1)
+        header = b"\x93NUMPY\x01\x00" + U16.pack(total - 10) + text.encode("latin1") + b" " * (total - 10 - len(text) - 1) + b"\n"
+        OUT_HEADERS[key] = header
+    return header + np.ascontiguousarray(array).tobytes()
+
+
+def encode_action(action, step):
+    if not isinstance(action, dict):
+        raise TypeError("policy returned %s at step %d; expected a dict keyed by namespace" % (type(action).__name__, step))
+    parts = [U16.pack(len(action))]
+    size = 2
+    for key, value in action.items():
+        if not isinstance(key, str):
+            raise TypeError("policy returned a non-string key %r at step %d" % (key, step))
+        if key == "_outcome":
+            kind, payload = b"j", json.dumps(value, default=plain).encode()
+        elif isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+            kind, payload = b"j", json.dumps(value).encode()
+        else:
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                raise TypeError("action %r at step %d has dtype %s; expected numbers" % (key, step, array.dtype))
+            kind, payload = b"n", npy_bytes(array)
+        name = key.encode()
+        head = U16.pack(len(name)) + name + kind + U32.pack(len(payload))
+        size += len(head)
+        padded = pad64(size + 1) - 1 - size  # the body starts after the kind byte
+        parts.append(head + b"\x00" * padded)
+        parts.append(payload)
+        size += padded + len(payload)
+    return b"".join(parts)
+
+
+def plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError("_outcome value %r is not JSON-serializable" % (value,))
+
+
+def accepts(fn, count):
+    try:
+        inspect.signature(fn).bind(*([None] * count))
+        return True
+    except TypeError:
+        return False
+    except ValueError:  # builtins without a signature: assume the spec's one-argument form
+        return count == 1
+
+
+def load(target, cwd):
+    spec, _, attr = target.rpartition(":")
+    if not spec or not attr:
+        raise ValueError("policy must be MODULE:ATTR (got %r)" % target)
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    if spec.endswith(".py"):
+        path = os.path.join(cwd, spec)
+        name = "episodic_policy_" + os.path.splitext(os.path.basename(path))[0]
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None:
+            raise ImportError("cannot load %s" % path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        sys.path.insert(0, os.path.dirname(path))
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(spec)
+    holder, value = None, module
+    for part in attr.split("."):
+        holder, value = value, getattr(value, part, None)
+        if value is None:
+            raise AttributeError("%s has no attribute %r (missing %r)" % (spec, attr, part))
+    if not callable(value):
+        raise TypeError("%s:%s is a %s, not a callable" % (spec, attr, type(value).__name__))
+    reset = getattr(holder, "reset", None)
+    return value, reset if callable(reset) else None
+
+
+def error_text():
+    kind, value, _ = sys.exc_info()
+    return ("%s: %s\n%s" % (kind.__name__, value, traceback.format_exc())).encode()
+
+
+def main():
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    frames, answers = Frames(fd_in), []
+    # The policy's prints (Python's and C libraries') go to standard error; stdin reads nothing.
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = sys.stderr
+    policy = reset = None
+    with_context = reset_with_context = False
+    episodes = {}
+    while True:
+        if answers and not frames.ready():
+            write_all(fd_out, b"".join(answers))
+            answers.clear()
+        try:
+            body = frames.next()
+        except EOFError:
+            return
+        kind = body[0:1]
+        try:
+            if kind == b"S":
+                index, step, count = STEP.unpack_from(body, 1)
+                at, observation = 11, {}
+                for _ in range(count):
+                    klen = U16.unpack_from(body, at)[0]
+                    key = body[at + 2:at + 2 + klen].decode()
+                    nlen = U32.unpack_from(body, at + 2 + klen)[0]
+                    at = pad64(at + 6 + klen)
+                    observation[key] = parse_npy(body, at, nlen)
+                    at += nlen
+                if with_context:
+                    context = dict(episodes[index])
+                    context["step"] = step
+                    action = policy(observation, context)
+                else:
+                    action = policy(observation)
+                answers.append(frame(b"A", encode_action(action, step)))
+            elif kind == b"R":
+                context = json.loads(body[1:].decode())
+                episodes[context["episodeIndex"]] = context
+                if len(episodes) > 64:
+                    del episodes[min(episodes)]
+                if reset is not None:
+                    reset(dict(context)) if reset_with_context else reset()
+                answers.append(frame(b"K", b"{}"))
+            elif kind == b"L":
+                request = json.loads(body[1:].decode())
+                policy, reset = load(request["target"], request.get("cwd") or os.getcwd())
+                with_context = accepts(policy, 2)
+                reset_with_context = reset is not None and not accepts(reset, 0)
+                info = {"reset": reset is not None, "context": with_context, "python": sys.version.split()[0], "numpy": np.__version__}
+                answers.append(frame(b"K", json.dumps(info).encode()))
+            else:
+                raise ValueError("unknown frame kind %r" % kind)
+        except Exception:
+            answers.append(frame(b"E", error_text()))
+
+
+if __name__ == "__main__":
+    main()

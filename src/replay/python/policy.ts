@@ -1,0 +1,226 @@
+/**
+ * `pythonPolicy`: a Python callable as a replay policy. One Python child
+ * process runs `episodic_bridge.py` (shipped beside this code, stdlib and
+ * numpy only), imports the callable, and answers one binary frame per step;
+ * see `frames.ts` and the bridge's own doc for the layout.
+ */
+import { runtimeEnvironment } from '../../client/environment.ts'
+import { ConfigurationError } from '../../client/errors.ts'
+import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
+import { bodyText, decodeAction, jsonFrame, KIND, StepEncoder } from './frames.ts'
+import { type BridgeProcess, childProcessSpawner, type SpawnBridge } from './process.ts'
+
+/**
+ * How `pythonPolicy` finds and runs the Python callable.
+ *
+ * @example
+ * const policy = pythonPolicy({ module: 'policies/candidate.py:act', python: '.venv/bin/python', cwd: repoRoot })
+ */
+export interface PythonPolicyOptions {
+  /** `package.module:attr` (attr may be dotted) or `path/to/file.py:attr`, resolved from `cwd`. */
+  module: string
+  /** The interpreter (default `python3` on PATH); it needs Python >= 3.9 and numpy. */
+  python?: string
+  /** Working directory of the Python process, put first on `sys.path` (default: this process's). */
+  cwd?: string
+  /** Starts the process (default: the runtime's `child_process`; Node, Deno and Bun have one). */
+  spawn?: SpawnBridge
+  /** Path of `episodic_bridge.py` (default: the copy shipped beside this module). */
+  bridgePath?: string
+  /** Steps sent ahead of the answers (default 16; see `PolicyObject.pipelineDepth`). */
+  pipelineDepth?: number
+}
+
+/** What the bridge found when it imported the policy. */
+export interface PythonPolicyInfo {
+  /** A `reset` beside the callable. */
+  reset: boolean
+  /** The callable takes a second argument (the step context). */
+  context: boolean
+  /** The interpreter's version, for example `3.12.3`. */
+  python: string
+  /** numpy's version, for example `2.1.0`. */
+  numpy: string
+}
+
+/**
+ * A Python exception raised by the policy (or its `reset`): `stack` is
+ * `Type: message`, then the Python traceback, which is what the failed
+ * result row's `error` carries.
+ */
+export class PythonPolicyError extends Error {
+  /** Always `'PythonPolicyError'`, so the error can be matched by name across bundles. */
+  override name = 'PythonPolicyError'
+  /** Builds the error from the bridge's `Type: message` + traceback `text`; `where` names the step or `reset`. */
+  constructor(text: string, where: string) {
+    const [first = 'Python error', ...rest] = text.trimEnd().split('\n')
+    super(`${first} (${where})`)
+    this.stack = [`${first} (${where})`, ...rest].join('\n')
+  }
+}
+
+/** The policy object `pythonPolicy` returns: a `PolicyObject` whose hooks all run in the Python process. */
+export interface PythonPolicy extends PolicyObject {
+  /** Runs the Python `reset()` (if any), restarting the process first if it died. */
+  reset(context: EpisodeContext): Promise<void>
+  /** Sends one step's arrays to the callable and resolves with its actions. */
+  act(observation: Observation, context: StepContext): Promise<Action>
+  /** Steps sent ahead of the answers. */
+  pipelineDepth: number
+  /** Starts the process and imports the policy; rejects with the import error. */
+  open(): Promise<void>
+  /** Ends the process; safe to call twice. */
+  close(): Promise<void>
+  /** Set once `open` has resolved. */
+  info: PythonPolicyInfo | null
+}
+
+interface Pending {
+  resolve(body: Uint8Array): void
+  reject(error: Error): void
+}
+
+/**
+ * A policy object for `runAgainst` that runs a Python callable. The process
+ * starts on `open` (`runAgainst` calls it; an import error stops the run
+ * there) and ends on `close`; if it dies mid-run (a crash in native code),
+ * the episode in progress fails and the next `reset` starts a new one.
+ *
+ * Arrays reach the callable as numpy arrays of the recorded dtype and shape;
+ * it returns a dict of numpy arrays or numbers (plus `_outcome` if it likes),
+ * and a `reset()` beside it runs before each episode. The callable receives
+ * a second argument, a dict `{step, steps, episodeIndex, baselineEpisodeId}`,
+ * when its signature accepts one.
+ *
+ * @example
+ * const policy = pythonPolicy({ module: 'lab.policies:act' })
+ * try {
+ *   await runAgainst(run, policy)
+ * } finally {
+ *   await policy.close()
+ * }
+ */
+export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
+  if (!options || typeof options.module !== 'string' || !/.:[^:]+$/.test(options.module)) {
+    throw new ConfigurationError(`pythonPolicy: module must be "package.module:attr" or "file.py:attr" (got ${JSON.stringify(options?.module)})`)
+  }
+  const python = options.python ?? 'python3'
+  let spawn = options.spawn
+  const encoder = new StepEncoder()
+  let child: BridgeProcess | null = null
+  let starting: Promise<void> | null = null
+  let pending: Pending[] = []
+  let dead: Error | null = null
+
+  const request = (frame: Uint8Array): Promise<Uint8Array> => {
+    if (!child || dead) return Promise.reject(dead ?? new Error('python policy is not open'))
+    if (pending.length === 0) child.hold(true)
+    child.write(frame)
+    return new Promise((resolve, reject) => pending.push({ resolve, reject }))
+  }
+  const answer = (body: Uint8Array) => {
+    const waiter = pending.shift()
+    if (pending.length === 0) child?.hold(false)
+    waiter?.resolve(body)
+  }
+  const start = async (): Promise<void> => {
+    spawn ??= defaultSpawner()
+    const process = spawn(python, ['-u', options.bridgePath ?? bridgeFile()], { cwd: options.cwd })
+    child = process
+    dead = null
+    process.onData(frameReader(answer))
+    process.onExit((code, error) => {
+      dead = error
+        ? new ConfigurationError(`cannot start ${python} (${error.message}); install Python >= 3.9 with numpy or pass its path (--python)`)
+        : new Error(`the Python policy process exited (code ${code}); see its output above`)
+      const waiting = pending
+      pending = []
+      for (const waiter of waiting) waiter.reject(dead)
+    })
+    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }))
+    const text = bodyText(body)
+    if (body[0] === KIND.error) throw new ConfigurationError(`cannot load Python policy ${options.module}:\n${text}`)
+    policy.info = JSON.parse(text) as PythonPolicyInfo
+  }
+  const ensureOpen = (): Promise<void> => {
+    if (!starting || (dead && !(dead instanceof ConfigurationError))) starting = start()
+    return starting
+  }
+  const expect = async (frame: Uint8Array, where: string): Promise<Uint8Array> => {
+    const body = await request(frame)
+    if (body[0] === KIND.error) throw new PythonPolicyError(bodyText(body), where)
+    return body
+  }
+
+  const policy: PythonPolicy = {
+    info: null,
+    pipelineDepth: options.pipelineDepth ?? 16,
+    open: ensureOpen,
+    async reset(context: EpisodeContext) {
+      await ensureOpen()
+      await expect(jsonFrame(KIND.reset, context), `reset before episode ${context.episodeIndex}`)
+    },
+    async act(observation: Observation, context: StepContext): Promise<Action> {
+      const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`)
+      return decodeAction(body)
+    },
+    async close() {
+      const closing = child
+      child = null
+      starting = null
+      if (!closing) return
+      const exited = new Promise<void>((resolve) => closing.onExit(() => resolve()))
+      closing.hold(true)
+      closing.end()
+      await exited
+    },
+  }
+  return policy
+}
+
+/** Splits the byte stream into frame bodies (each a fresh buffer: decoded arrays view it). */
+function frameReader(onFrame: (body: Uint8Array) => void): (chunk: Uint8Array) => void {
+  let header = new Uint8Array(4)
+  let headerFill = 0
+  let body: Uint8Array | null = null
+  let bodyFill = 0
+  return (chunk) => {
+    let at = 0
+    while (at < chunk.length) {
+      if (body === null) {
+        const take = Math.min(4 - headerFill, chunk.length - at)
+        header.set(chunk.subarray(at, at + take), headerFill)
+        headerFill += take
+        at += take
+        if (headerFill < 4) return
+        body = new Uint8Array(new DataView(header.buffer).getUint32(0, true))
+        bodyFill = 0
+        headerFill = 0
+        header = new Uint8Array(4)
+      }
+      const take = Math.min(body.length - bodyFill, chunk.length - at)
+      body.set(chunk.subarray(at, at + take), bodyFill)
+      bodyFill += take
+      at += take
+      if (bodyFill === body.length) {
+        const done = body
+        body = null
+        onFrame(done)
+      }
+    }
+  }
+}
+
+function defaultSpawner(): SpawnBridge {
+  const childProcess = runtimeEnvironment().childProcess
+  if (!childProcess) throw new ConfigurationError('pythonPolicy: this runtime has no child_process; pass options.spawn')
+  return childProcessSpawner(childProcess)
+}
+
+/** `episodic_bridge.py` beside this module: src/replay/python/ from source, dist/ in the package (tsup copies it). */
+function bridgeFile(): string {
+  const url = new URL('./episodic_bridge.py', import.meta.url)
+  if (url.protocol !== 'file:') throw new ConfigurationError(`pythonPolicy: the bridge is not a local file (${url.href}); pass options.bridgePath`)
+  const path = decodeURIComponent(url.pathname)
+  return /^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path
+}

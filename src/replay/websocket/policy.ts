@@ -1,0 +1,201 @@
+/**
+ * `websocketPolicy`: drives a running policy server that speaks openpi's
+ * websocket protocol (`openpi_client.websocket_client_policy`): on connect
+ * the server sends one msgpack message of metadata; then each `infer` is one
+ * binary message out (the observation) and one back (the action), arrays in
+ * openpi's `msgpack_numpy` form. A server-side exception comes back as a text
+ * message holding its traceback, after which openpi's server closes the
+ * connection; that episode fails and the next one reconnects.
+ */
+import { ConfigurationError } from '../../client/errors.ts'
+import type { Action, Observation, PolicyObject, StepContext } from '../policy.ts'
+import { packObservation, unpackReply } from './msgpack-numpy.ts'
+import { type KeyMap, renameKeys } from './key-map.ts'
+
+/** The subset of the WHATWG `WebSocket` used (global on Deno, Bun, browsers and Node >= 22; the `ws` package's on Node 20). */
+export interface WebSocketLike {
+  /** Set to `'arraybuffer'` so binary messages arrive as `ArrayBuffer`s. */
+  binaryType: string
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number
+  /** Sends one binary message. */
+  send(data: Uint8Array): void
+  /** Closes the connection with an optional code and reason. */
+  close(code?: number, reason?: string): void
+  /** Listens for the socket's events. */
+  addEventListener(
+    type: 'open' | 'message' | 'close' | 'error',
+    listener: (event: { data?: unknown; code?: number; reason?: string; message?: string }) => void,
+  ): void
+}
+
+/** A `WebSocket` class: the global one, or the `ws` package's on Node 20. */
+export type WebSocketConstructor = new (url: string) => WebSocketLike
+
+/**
+ * Where `websocketPolicy` connects and how it renames keys, for an
+ * openpi-style policy server speaking msgpack-numpy.
+ *
+ * @example
+ * const policy = websocketPolicy({ url: 'ws://127.0.0.1:8000', observationKeys: { '/joint_states/position': 'observation/state' }, actionKeys: { actions: '/joint_states/position' } })
+ */
+export interface WebsocketPolicyOptions {
+  /** `ws://host:port` or `wss://...` (a path is kept). */
+  url: string
+  /** Renames observation keys before sending: `{ '/joint_states/position': 'observation/state' }`. */
+  observationKeys?: KeyMap
+  /** Renames reply keys to the baseline's action namespaces: `{ actions: '/joint_states/position' }`. */
+  actionKeys?: KeyMap
+  /** The WebSocket class (default: the global one; on Node 20 pass `WebSocket` from the `ws` package). */
+  WebSocket?: WebSocketConstructor
+  /** Steps sent ahead of the answers (default 16; openpi's server answers in order). See `PolicyObject.pipelineDepth`. */
+  pipelineDepth?: number
+}
+
+/** The policy object `websocketPolicy` returns: each `act` is one request/reply on the socket. */
+export interface WebsocketPolicy extends PolicyObject {
+  /** Connects and waits for the server's metadata message. */
+  open(): Promise<void>
+  /** Closes the connection. */
+  close(): Promise<void>
+  /** The metadata message the server sent on connect (null before `open`). */
+  metadata: unknown
+}
+
+/**
+ * A policy error reported by the server: `stack` is the server's traceback.
+ */
+export class PolicyServerError extends Error {
+  /** Always `'PolicyServerError'`, so the error can be matched by name across bundles. */
+  override name = 'PolicyServerError'
+  /** Builds the error from the server's traceback `text`; `where` names the step. */
+  constructor(text: string, where: string) {
+    const lines = text.trimEnd().split('\n')
+    const last = lines.at(-1) ?? 'policy server error'
+    super(`${last} (policy server, ${where})`)
+    this.stack = [`${this.message}`, ...lines].join('\n')
+  }
+}
+
+interface Waiter {
+  resolve(message: Uint8Array): void
+  reject(error: Error): void
+  where: string
+}
+
+/**
+ * A policy object for `runAgainst` backed by an openpi-style policy server.
+ * One connection; each step is one round trip (with `concurrency` above 1,
+ * requests are pipelined and answered in order, as openpi's server does).
+ *
+ * @example
+ * import WebSocket from 'ws' // Node 20 only
+ * const policy = websocketPolicy({ url: 'ws://gpu-box:8000', WebSocket, actionKeys: { actions: '/joint_states/position' } })
+ * try { await runAgainst(run, policy) } finally { await policy.close() }
+ */
+export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolicy {
+  if (!options || typeof options.url !== 'string' || !/^wss?:\/\/./.test(options.url)) {
+    throw new ConfigurationError(`websocketPolicy: url must start with ws:// or wss:// (got ${JSON.stringify(options?.url)})`)
+  }
+  const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
+  if (!Socket) throw new ConfigurationError('websocketPolicy: this runtime has no global WebSocket; pass options.WebSocket (e.g. from the "ws" package)')
+  let connection: Connection | null = null
+  let connecting: Promise<Connection> | null = null
+  let lastFailure: Error | null = null
+
+  const connect = (): Promise<Connection> =>
+    new Promise((resolve, reject) => {
+      const ws = new Socket(options.url)
+      ws.binaryType = 'arraybuffer'
+      const conn: Connection = { ws, waiters: [], failure: null }
+      let greeted = false
+      ws.addEventListener('message', (event) => {
+        if (!greeted) {
+          greeted = true
+          try {
+            policy.metadata = unpackReply(asBytes(event.data))
+            connection = conn
+            resolve(conn)
+          } catch (error) {
+            reject(new ConfigurationError(`policy server at ${options.url} sent no msgpack metadata on connect: ${(error as Error).message}`))
+            ws.close()
+          }
+          return
+        }
+        const waiter = conn.waiters.shift()
+        if (!waiter) return
+        if (typeof event.data === 'string') {
+          // openpi's server: a text frame is the traceback of an exception, and it closes next;
+          // this connection is done, the next episode opens a new one.
+          conn.failure = lastFailure = new PolicyServerError(event.data, waiter.where)
+          if (connection === conn) connection = null
+          waiter.reject(conn.failure)
+        } else waiter.resolve(asBytes(event.data))
+      })
+      ws.addEventListener('error', (event) => {
+        if (!greeted) reject(new ConfigurationError(`cannot connect to policy server ${options.url}: ${event.message ?? 'connection failed'}`))
+      })
+      ws.addEventListener('close', (event) => {
+        if (connection === conn) connection = null
+        if (!greeted) reject(new ConfigurationError(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
+        const closed = conn.failure ??
+          new Error(`policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`)
+        lastFailure = closed
+        const pending = conn.waiters
+        conn.waiters = []
+        for (const waiter of pending) waiter.reject(closed)
+      })
+    })
+  const ensureOpen = async (): Promise<void> => {
+    if (connection) return
+    connecting ??= connect().finally(() => {
+      connecting = null
+    })
+    await connecting
+  }
+
+  const policy: WebsocketPolicy = {
+    metadata: null,
+    pipelineDepth: options.pipelineDepth ?? 16,
+    open: ensureOpen,
+    async reset() {
+      await ensureOpen()
+    },
+    async act(observation: Observation, context: StepContext): Promise<Action> {
+      const conn = connection
+      if (!conn) throw lastFailure ?? new Error(`not connected to policy server ${options.url}`)
+      const message = packObservation(renameKeys(observation, options.observationKeys))
+      const where = `episode ${context.episodeIndex}, step ${context.step}`
+      const reply = await new Promise<Uint8Array>((resolve, reject) => {
+        conn.waiters.push({ resolve, reject, where })
+        conn.ws.send(message)
+      })
+      const action = unpackReply(reply)
+      if (action === null || typeof action !== 'object' || Array.isArray(action)) {
+        throw new TypeError(`policy server replied with ${Array.isArray(action) ? 'an array' : typeof action} at ${where}; expected a map of actions`)
+      }
+      return renameKeys(action as Record<string, unknown>, options.actionKeys)
+    },
+    async close() {
+      const open = connection
+      connection = null
+      if (!open) return
+      const closed = new Promise<void>((resolve) => open.ws.addEventListener('close', () => resolve()))
+      open.ws.close(1000, 'replay done')
+      await closed
+    },
+  }
+  return policy
+}
+
+interface Connection {
+  ws: WebSocketLike
+  waiters: Waiter[]
+  failure: Error | null
+}
+
+function asBytes(data: unknown): Uint8Array {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data)
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  throw new TypeError(`expected a binary message, got ${typeof data}`)
+}

@@ -1,0 +1,150 @@
+/**
+ * `episodic upload` as a user runs it against a live service: the episode
+ * id on stdout and the portal link on stderr, progress lines when stderr is
+ * not a terminal, a repeat with the same --idempotency-key that reopens the
+ * same episode, and Ctrl-C in the middle of a multipart upload (exit 130)
+ * followed by a run that resumes it. A small proxy in front of the service
+ * holds back one part so the interruption lands mid-upload every time.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, request, type Server } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EpisodicClient } from '../src/client/client.ts'
+import { startService, type TestService } from './helpers/service.ts'
+
+const MAIN = resolve('src/cli/main.ts')
+const TSX = import.meta.resolve('tsx')
+const MiB = 1024 * 1024
+const TIMEOUT = 180_000
+let svc: TestService
+let key: string
+let dir: string
+let proxy: Server
+let proxyUrl: string
+/** Part requests the proxy holds without answering while set. */
+let holdPart: string | null = null
+let partDone: (() => void) | null = null
+
+beforeAll(async () => {
+  svc = await startService('pglite')
+  key = (await svc.newTenant('cli-upload')).key
+  dir = mkdtempSync(join(tmpdir(), 'episodic-upload-cli-'))
+  writeFileSync(join(dir, 'actions.npz'), Buffer.alloc(1000, 7))
+  writeFileSync(join(dir, 'meta.json'), JSON.stringify({ operator: 'ada' }))
+  const big = Buffer.alloc(70 * MiB)
+  for (let i = 0; i < big.length; i += 4096) big[i] = i & 0xff
+  writeFileSync(join(dir, 'video.mp4'), big)
+  const target = new URL(svc.url)
+  proxy = createServer((req, res) => {
+    if (holdPart && req.method === 'PUT' && req.url?.includes(`partNumber=${holdPart}&`)) {
+      req.resume() // read and never answer: the connection just hangs, as on a stalled network
+      return
+    }
+    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (reply) => {
+      res.writeHead(reply.statusCode!, reply.headers)
+      reply.pipe(res)
+      if (req.method === 'PUT' && req.url?.includes('partNumber=')) reply.on('end', () => partDone?.())
+    })
+    req.pipe(upstream)
+  })
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
+}, TIMEOUT)
+afterAll(async () => {
+  proxy?.closeAllConnections()
+  proxy?.close()
+  await svc?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'upload', ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: dir,
+        XDG_CACHE_HOME: join(dir, 'cache'),
+        EPISODIC_CREDENTIALS_FILE: join(dir, 'none'),
+        EPISODIC_API_KEY: key,
+        EPISODIC_BASE_URL: proxyUrl,
+      },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('close', (code) => done({ code, stdout, stderr }))
+    onSpawn?.(child)
+  })
+}
+
+const client = () => new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+
+describe('episodic upload', () => {
+  it('records an episode: id on stdout, portal link and progress on stderr; the same key again reopens it', async () => {
+    const args = [
+      '--actions',
+      'actions.npz',
+      '--robot',
+      'arm-3',
+      '--seed',
+      '42',
+      '--fps',
+      '30',
+      '--metadata',
+      '@meta.json',
+      '--idempotency-key',
+      'small-1',
+      '--verify',
+    ]
+    const first = await cli(args)
+    expect(first.code, first.stderr).toBe(0)
+    const id = first.stdout.trim()
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(first.stderr).toContain(`${proxyUrl}/portal/episodes/${id}`)
+    expect(first.stderr).toMatch(/100% 1.0 kB \/ 1.0 kB {2}\d+(\.\d)? [kMG]?B\/s/)
+    const episode = await client().getEpisode(id)
+    expect(episode).toMatchObject({ status: 'ready', robot: 'arm-3', seed: 42, fps: 30, bytes_total: 1000, metadata: { operator: 'ada' } })
+    const again = await cli(args)
+    expect(again.code).toBe(0)
+    expect(again.stdout.trim()).toBe(id)
+    expect(again.stderr).toContain(`resumed episode ${id}`)
+  }, TIMEOUT)
+
+  it('stops on Ctrl-C mid-upload (exit 130) and the same command resumes and finishes', async () => {
+    const args = ['--video', 'video.mp4', '--idempotency-key', 'big-1']
+    holdPart = '2'
+    let interrupted = false
+    const stopped = await cli(args, (child) => {
+      partDone = () => {
+        if (interrupted) return
+        interrupted = true
+        setTimeout(() => child.kill('SIGINT'), 100)
+      }
+    })
+    holdPart = null
+    partDone = null
+    expect(interrupted).toBe(true)
+    expect(stopped.code, stopped.stderr).toBe(130)
+    expect(stopped.stderr).toContain('run the same command again')
+    expect(stopped.stdout).toBe('')
+
+    const resumed = await cli(args)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    const id = resumed.stdout.trim()
+    const artifacts = await client().listArtifacts(id)
+    expect(artifacts.artifacts.find((a) => a.kind === 'video')).toMatchObject({ present: true, size: 70 * MiB })
+    expect((await client().getEpisode(id)).bytes_total).toBe(70 * MiB)
+  }, TIMEOUT)
+
+  it('refuses bad flags and unreadable files with the documented exit codes', async () => {
+    expect((await cli(['--seed', 'x', '--actions', 'actions.npz'])).code).toBe(2)
+    expect((await cli(['--source', 'moon'])).code).toBe(2)
+    expect((await cli(['--video', 'missing.mp4'])).code).toBe(3)
+    expect((await cli(['--metadata', '[1]'])).code).toBe(2)
+  }, TIMEOUT)
+})

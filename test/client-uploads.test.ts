@@ -1,0 +1,136 @@
+/**
+ * The client library's robot-scale uploads against the real service (Node,
+ * HTTP, built-in store): multipart above the threshold with parts in
+ * parallel, a failed part retried, expired URLs re-minted, an interrupted
+ * upload resumed from its stored parts, and recordEpisode made safe to
+ * repeat by its Idempotency-Key.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EpisodicClient } from '../src/client/client.ts'
+import { recordEpisode, uploadArtifact, type UploadOptions } from '../src/client/uploads.ts'
+import { startService, type TestService } from './helpers/service.ts'
+
+const MiB = 1024 * 1024
+const TIMEOUT = 120_000
+const small: UploadOptions = { multipartThreshold: 6 * MiB, partSize: 5 * MiB, backoffMs: 1, sleep: async () => {} }
+
+function blobOf(size: number, seed: number): Blob {
+  const bytes = new Uint8Array(size)
+  for (let i = 0; i < size; i++) bytes[i] = (i * 13 + seed) & 0xff
+  return new Blob([bytes])
+}
+
+describe('client uploads', () => {
+  let svc: TestService
+  let key: string
+  beforeAll(async () => {
+    svc = await startService('pglite')
+    key = (await svc.newTenant()).key
+  }, TIMEOUT)
+  afterAll(() => svc?.close())
+
+  /** A client whose PUTs to part URLs go through `hook` first. */
+  function clientWith(hook?: (url: string, count: number) => Promise<Response | undefined> | Response | undefined) {
+    let puts = 0
+    const wrapped: typeof fetch = async (input, init) => {
+      const url = String(input)
+      if (hook && init?.method === 'PUT') {
+        const replaced = await hook(url, ++puts)
+        if (replaced) {
+          await (init.body as ReadableStream | undefined)?.cancel?.().catch(() => {})
+          return replaced
+        }
+      }
+      return fetch(input, init)
+    }
+    return new EpisodicClient({ apiKey: key, baseUrl: svc.url, fetch: wrapped })
+  }
+
+  async function downloaded(client: EpisodicClient, episodeId: string, kind: 'video' | 'actions' | 'sensors') {
+    return new Blob([(await client.downloadArtifact(episodeId, kind)) as Uint8Array<ArrayBuffer>])
+  }
+  const same = async (a: Blob, b: Blob) => Buffer.compare(Buffer.from(await a.arrayBuffer()), Buffer.from(await b.arrayBuffer())) === 0
+
+  it('sends a small artifact as one PUT and a large one in parallel parts, retrying a failed part and a 500', async () => {
+    const failures: string[] = []
+    const client = clientWith((url, n) => {
+      if (!url.includes('partNumber=2')) return undefined
+      if (n <= 3 && !failures.includes('reset')) {
+        failures.push('reset')
+        throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } })
+      }
+      if (!failures.includes('500')) {
+        failures.push('500')
+        return new Response('<Error><Code>InternalError</Code><Message>try again</Message></Error>', { status: 500 })
+      }
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    const tiny = blobOf(1000, 1)
+    const big = blobOf(12 * MiB + 7, 2)
+    const progress: number[] = []
+    const one = await uploadArtifact(client, { episodeId: episode_id, kind: 'actions', body: tiny }, small)
+    expect(one).toMatchObject({ kind: 'actions', size: 1000, resumedParts: 0 })
+    expect(one.uploadId).toBeUndefined()
+    const many = await uploadArtifact(client, { episodeId: episode_id, kind: 'video', body: big }, { ...small, onProgress: (p) => progress.push(p.sent) })
+    expect(many).toMatchObject({ kind: 'video', size: big.size })
+    expect(many.etag).toMatch(/-3$/)
+    expect(failures).toEqual(['reset', '500'])
+    expect(progress.at(-1)).toBe(big.size)
+    expect(await same(await downloaded(client, episode_id, 'video'), big)).toBe(true)
+    expect(await same(await downloaded(client, episode_id, 'actions'), tiny)).toBe(true)
+  }, TIMEOUT)
+
+  it('re-mints part URLs that expired mid-upload', async () => {
+    let moved = false
+    const client = clientWith((url) => {
+      if (!moved && url.includes('partNumber=')) {
+        moved = true
+        svc.advance(31 * 60_000) // the service's clock (and so its store) is now past the URLs' expiry
+      }
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    const big = blobOf(11 * MiB, 3)
+    await uploadArtifact(client, { episodeId: episode_id, kind: 'sensors', body: big }, small)
+    expect(moved).toBe(true)
+    expect(await same(await downloaded(client, episode_id, 'sensors'), big)).toBe(true)
+  }, TIMEOUT)
+
+  it('resumes an interrupted multipart upload from the parts already stored', async () => {
+    const stop = new AbortController()
+    let uploadId: string | undefined
+    const client = clientWith((url) => {
+      if (url.includes('partNumber=3')) stop.abort(new Error('interrupted'))
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    const big = blobOf(15 * MiB + 3, 4)
+    await expect(
+      uploadArtifact(client, { episodeId: episode_id, kind: 'video', body: big }, {
+        ...small,
+        concurrency: 1,
+        signal: stop.signal,
+        onMultipart: (_kind, id) => (uploadId = id),
+      }),
+    ).rejects.toThrow('interrupted')
+    expect(uploadId).toBeDefined()
+    const again = await uploadArtifact(clientWith(), { episodeId: episode_id, kind: 'video', body: big, uploadId }, small)
+    expect(again.resumedParts).toBe(2)
+    expect(await same(await downloaded(client, episode_id, 'video'), big)).toBe(true)
+  }, TIMEOUT)
+
+  it('recordEpisode opens, uploads, finalizes with bytes_total; repeated with its key it reopens and skips what arrived', async () => {
+    const client = clientWith()
+    const artifacts = { video: blobOf(7 * MiB, 5), actions: blobOf(300, 6) }
+    const idempotencyKey = `record-${Math.random()}`
+    const first = await recordEpisode(client, { episode: { robot: 'arm-9' }, artifacts, idempotencyKey, verify: true }, small)
+    expect(first.reopened).toBe(false)
+    expect(first.finalized.status).toBe('ready')
+    expect((await client.getEpisode(first.episode_id)).bytes_total).toBe(7 * MiB + 300)
+    const again = await recordEpisode(client, { episode: { robot: 'arm-9' }, artifacts, idempotencyKey, verify: true }, small)
+    expect(again.episode_id).toBe(first.episode_id)
+    expect(again.reopened).toBe(true)
+    expect(again.uploads.map((u) => u.skipped)).toEqual([true, true])
+  }, TIMEOUT)
+})

@@ -1,0 +1,94 @@
+/**
+ * Exit codes say who erred (issue 16, item 12), on the embedded database and
+ * on PostgreSQL: usage mistakes (a malformed argument, or one naming nothing
+ * that exists) exit 2 with one line and a hint, a client that already exists
+ * exits 3, never 1 ("unexpected failure").
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DATABASES } from '../helpers/databases.ts'
+import { createTempDatabase } from '../helpers/postgres.ts'
+import { runCli } from './cli-helpers.ts'
+
+describe('usage errors', () => {
+  it('print one line and a hint, not the whole help, and exit 2', async () => {
+    const env = { EPISODIC_DATA_DIR: join(tmpdir(), 'episodic-never-created') }
+    for (
+      const [args, line, topic] of [
+        [['keys', 'create'], 'keys create: --client NAME is required', 'keys'],
+        [['keys', 'rotate'], 'keys: expected one of create, list, revoke', 'keys'],
+        [['episodes', 'archive', 'not-an-id'], 'episodes archive: "not-an-id" is not an episode id (a UUID)', 'episodes'],
+        [['keys', 'revoke', 'short'], 'keys revoke: "short" is not a key id (12 characters a-z, 2-7) or a key', 'keys'],
+        [['launch'], 'unknown verb "launch"', ''],
+      ] as const
+    ) {
+      const result = await runCli([...args], env)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stderr).toBe(`episodic: ${line}\nsee episodic ${topic ? `${topic} ` : ''}--help\n`)
+      expect(result.stdout).toBe('')
+    }
+  }, 180_000)
+
+  it('replay run without a key names the variable and the flag, not the library option', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'episodic-nokey-'))
+    try {
+      writeFileSync(join(dir, 'policy.mjs'), 'export const act = (obs) => obs\n')
+      const result = await runCli([
+        'replay',
+        'run',
+        '--policy',
+        join(dir, 'policy.mjs') + ':act',
+        '--candidate-version',
+        'v2',
+        '--baseline-episodes',
+        '0b3c5a3e-1f0e-4d43-8a57-3b6f5f2e9a10',
+      ], {})
+      expect(result.code).toBe(3)
+      expect(result.stderr).toContain('set EPISODIC_API_KEY or --profile')
+      expect(result.stderr).not.toContain('apiKey')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe.each(DATABASES)('admin verbs that name what is not configured, on %s', (kind) => {
+  let env: Record<string, string>
+  let cleanup: () => Promise<void>
+
+  beforeAll(async () => {
+    if (kind === 'postgres') {
+      const temp = await createTempDatabase()
+      env = { DATABASE_URL: temp.url }
+      cleanup = () => temp.drop()
+    } else {
+      const dir = mkdtempSync(join(tmpdir(), 'episodic-exit-'))
+      env = { EPISODIC_DATA_DIR: dir }
+      cleanup = () => Promise.resolve(rmSync(dir, { recursive: true, force: true }))
+    }
+  })
+  afterAll(() => cleanup?.())
+
+  it('exit 2 (with the hint) for an unknown client, key or episode; exit 3 for a client that exists', async () => {
+    expect((await runCli(['clients', 'create', 'acme'], env)).code).toBe(0)
+    const exists = await runCli(['clients', 'create', 'acme'], env)
+    expect(exists.code).toBe(3)
+    expect(exists.stderr).toBe('episodic: client "acme" already exists\n')
+    const cases: Array<[string[], string]> = [
+      [['keys', 'create', '--client', 'nobody'], 'episodic: no client named "nobody"\nsee episodic keys --help\n'],
+      [['keys', 'list', '--client', 'nobody'], 'episodic: no client named "nobody"\nsee episodic keys --help\n'],
+      [['keys', 'revoke', 'aaaaaaaaaaaa'], 'episodic: no key with id "aaaaaaaaaaaa"\nsee episodic keys --help\n'],
+      [
+        ['episodes', 'archive', '0b3c5a3e-1f0e-4d43-8a57-3b6f5f2e9a10'],
+        'episodic: no episode with id "0b3c5a3e-1f0e-4d43-8a57-3b6f5f2e9a10"\nsee episodic episodes --help\n',
+      ],
+    ]
+    for (const [args, stderr] of cases) {
+      const result = await runCli(args, env)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stderr).toBe(stderr)
+    }
+  }, 300_000)
+})

@@ -1,0 +1,238 @@
+/**
+ * The policies robotics teams have, through `episodic replay run` against a
+ * live service: Python callables through the bridge (numpy, stateful with
+ * reset, raising, wrong shapes), an openpi-protocol policy server, and
+ * `--concurrency`. Each stored metric blob must equal the one the JavaScript
+ * twin of the policy (test/fixtures/policies/policies.mjs) produces.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EpisodicClient } from '../src/client/client.ts'
+import { pythonPolicy } from '../src/replay/python/policy.ts'
+import { createRun, runAgainst } from '../src/replay/run.ts'
+import { recordBaseline } from './helpers/baselines.ts'
+import { BRIDGE_PYTHON, describeWithPython, SERVER_PYTHON } from './helpers/policy-python.ts'
+import { startService, type TestService } from './helpers/service.ts'
+
+const MAIN = resolve('src/cli/main.ts')
+const TSX = import.meta.resolve('tsx')
+const TIMEOUT = 300_000
+let svc: TestService
+let key: string
+let client: EpisodicClient
+let baselines: string[]
+let dir: string
+
+beforeAll(async () => {
+  svc = await startService('pglite')
+  key = (await svc.newTenant('policies')).key
+  client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+  baselines = []
+  for (let i = 0; i < 3; i++) baselines.push(await recordBaseline(client, { success: i !== 1, reward_total: 10 + i, collision_count: i, time_to_goal_s: 5 }))
+  dir = mkdtempSync(join(tmpdir(), 'episodic-policies-'))
+  cpSync(resolve('test/fixtures/policies'), dir, { recursive: true })
+}, TIMEOUT)
+afterAll(async () => {
+  await svc?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cli(args: string[]): Promise<CliResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'replay', 'run', ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: dir,
+        EPISODIC_CREDENTIALS_FILE: join(dir, 'none'),
+        EPISODIC_API_KEY: key,
+        EPISODIC_BASE_URL: svc.url,
+        PYTHONDONTWRITEBYTECODE: '1',
+      },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('close', (code) => done({ code, stdout, stderr }))
+  })
+}
+
+type Row = { status: string; metrics: Record<string, unknown> | null; error: string | null }
+
+/** Runs `replay run` with `policyArgs` over the baselines and returns the stored result rows by baseline id. */
+async function stored(policyArgs: string[], version: string): Promise<{ run: CliResult; rows: Record<string, Row> }> {
+  const run = await cli([...policyArgs, '--candidate-version', version, '--baseline-episodes', baselines.join(',')])
+  const runId = /^eval run ([0-9a-f-]{36}) /m.exec(run.stdout)?.[1]
+  // 8: every episode failed (nothing compared), which the failure cases below expect.
+  if ((run.code !== 0 && run.code !== 8) || !runId) throw new Error(`replay run exited ${run.code}:\n${run.stdout}\n${run.stderr}`)
+  const rows: Record<string, Row> = {}
+  for (const r of (await client.getEvalRun(runId)).results) rows[r.baseline_episode_id] = { status: r.status, metrics: r.metrics, error: r.error }
+  return { run, rows }
+}
+
+const memo = new Map<string, Promise<Record<string, Row>>>()
+/** The JavaScript twin's rows (run once per policy). */
+function twin(fn: string): Promise<Record<string, Row>> {
+  if (!memo.has(fn)) memo.set(fn, stored(['--policy', `./policies.mjs:${fn}`], `js-${fn}`).then((r) => r.rows))
+  return memo.get(fn)!
+}
+
+describeWithPython('Python policies through the bridge (replay run --policy py:...)', BRIDGE_PYTHON, ['numpy'], () => {
+  const python = ['--python', BRIDGE_PYTHON]
+
+  it("a numpy policy gets numpy arrays of the recorded dtype and shape; its blobs equal the JavaScript twin's, also with --concurrency 2", async () => {
+    const js = await twin('offset')
+    for (const row of Object.values(js)) expect(row).toMatchObject({ status: 'done', metrics: { reward_total_candidate: 12.5 } })
+    const { run, rows } = await stored(['--policy', 'py:lab.numpy_policy:offset', ...python], 'py-offset')
+    expect(run.stderr).toBe('')
+    expect(rows).toEqual(js)
+    const concurrent = await stored(['--policy', 'py:lab.numpy_policy:offset', ...python, '--concurrency', '2'], 'py-offset-c2')
+    expect(concurrent.rows).toEqual(js)
+  }, TIMEOUT)
+
+  it('a stateful policy file with reset() starts each episode fresh, matching a JavaScript policy that uses the step context', async () => {
+    const js = await twin('byStep')
+    const { rows } = await stored(['--policy', './stateful.py:act', ...python], 'py-stateful')
+    expect(rows).toEqual(js)
+    // Without the reset the second episode would continue counting: the blobs would differ.
+    expect(rows[baselines[1]!]!.metrics!.action_l2_mean).toBeGreaterThan(0)
+  }, TIMEOUT)
+
+  it('a Python exception fails that episode with the traceback in its result row; the run goes on', async () => {
+    const js = await twin('offset')
+    const { run, rows } = await stored(['--policy', 'py:lab.numpy_policy:raises', ...python], 'py-raises')
+    expect(run.stdout).toMatch(new RegExp(`\\[2/3\\] ${baselines[1]} -> failed: ValueError: torque limit exceeded at step 4`))
+    const failed = rows[baselines[1]!]!
+    expect(failed.status).toBe('failed')
+    expect(failed.error).toContain('Traceback (most recent call last):')
+    expect(failed.error).toMatch(/numpy_policy\.py", line \d+, in raises/)
+    expect(rows[baselines[0]!]).toEqual(js[baselines[0]!])
+    expect(rows[baselines[2]!]).toEqual(js[baselines[2]!])
+  }, TIMEOUT)
+
+  it('wrong action shapes fail the episode, naming the key and both shapes', async () => {
+    const { run, rows } = await stored(['--policy', 'py:lab.numpy_policy:wrong_shape', ...python], 'py-shape')
+    expect(run.code).toBe(8)
+    for (const row of Object.values(rows)) {
+      expect(row.status).toBe('failed')
+      expect(row.error).toContain('/joint_states/position')
+      expect(row.error).toMatch(/\[6\].*\[7\]/)
+    }
+  }, TIMEOUT)
+
+  it('pythonPolicy from the library: a crashed process fails its episode, the next episode starts a new one', async () => {
+    const policy = pythonPolicy({ module: 'lab.numpy_policy:crash', python: BRIDGE_PYTHON, cwd: dir })
+    try {
+      const run = await createRun({ candidatePolicyVersion: 'crash', baselineEpisodeIds: baselines, client, dryRun: true })
+      const results = await runAgainst(run, policy, { stderr: () => {} })
+      expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done'])
+      expect(results[1]!.error).toContain('the Python policy process exited (code 3)')
+      const js = await twin('offset')
+      expect(results[2]!.metrics).toEqual(js[baselines[2]!]!.metrics)
+    } finally {
+      await policy.close()
+    }
+  }, TIMEOUT)
+
+  it('an import error stops before any run, with exit code 3 and the Python error', async () => {
+    const missing = await cli(['--policy', 'py:lab.no_such_module:act', ...python, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
+    expect(missing.code).toBe(3)
+    expect(missing.stderr).toContain("ModuleNotFoundError: No module named 'lab.no_such_module'")
+    const noAttr = await cli(['--policy', 'py:lab.numpy_policy:nope', ...python, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
+    expect(noAttr.code).toBe(3)
+    expect(noAttr.stderr).toContain("has no attribute 'nope'")
+  }, TIMEOUT)
+})
+
+describeWithPython(
+  'a policy server speaking the openpi websocket protocol (replay run --policy ws://...)',
+  SERVER_PYTHON,
+  ['numpy', 'msgpack', 'websockets'],
+  () => {
+    const servers: ChildProcess[] = []
+    afterAll(() => {
+      for (const server of servers) server.kill()
+    })
+    async function startServer(args: string[] = []): Promise<string> {
+      const server = spawn(SERVER_PYTHON, [join(dir, 'openpi_server.py'), ...args], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { PATH: process.env.PATH!, PYTHONDONTWRITEBYTECODE: '1' },
+      })
+      servers.push(server)
+      const [line] = await Promise.race([
+        createInterface({ input: server.stdout! })[Symbol.asyncIterator]().next().then((r) => [r.value as string]),
+        new Promise<never>((_, reject) => server.once('exit', (code) => reject(new Error(`policy server exited (${code})`)))),
+      ])
+      return `ws://127.0.0.1:${line!.trim()}`
+    }
+    const maps = ['--obs-map', '/joint_states/position=observation/state,/camera/depth=observation/image', '--action-map', 'actions=/joint_states/position']
+
+    it('one infer round trip per step, keys mapped both ways: the same blobs as the JavaScript twin', async () => {
+      const url = await startServer()
+      const js = await twin('offset')
+      const { run, rows } = await stored(['--policy', url, ...maps], 'server-offset')
+      expect(run.stderr).toBe('')
+      // The server does not report outcomes, so those (and their source) come from the baseline; the action evidence is the twin's.
+      for (const id of baselines) {
+        const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
+        const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
+        expect(server).toEqual(reference)
+      }
+    }, TIMEOUT)
+
+    it('a server-side exception fails that episode with the server traceback; the next episode reconnects', async () => {
+      const url = await startServer(['--fail-at', '25'])
+      const { rows } = await stored(['--policy', url, ...maps, '--concurrency', '1'], 'server-fail')
+      expect(rows[baselines[0]!]!.status).toBe('done')
+      expect(rows[baselines[1]!]!.status).toBe('failed')
+      expect(rows[baselines[1]!]!.error).toContain('RuntimeError: policy server failure on request 25')
+      expect(rows[baselines[1]!]!.error).toContain('Traceback (most recent call last):')
+      expect(rows[baselines[2]!]!.status).toBe('done')
+    }, TIMEOUT)
+
+    it('a server that is not there is a configuration error before any run', async () => {
+      const down = await cli(['--policy', 'ws://127.0.0.1:9', ...maps, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
+      expect(down.code).toBe(3)
+      expect(down.stderr).toContain('cannot connect to policy server ws://127.0.0.1:9')
+    }, TIMEOUT)
+  },
+)
+
+describe('--concurrency', () => {
+  it('replays several episodes at once with results identical to a sequential run, progress in [i/n] order', async () => {
+    const args = ['--policy', './policies.mjs:slow', '--candidate-version', 'c', '--baseline-episodes', [...baselines, ...baselines].join(','), '--dry-run']
+    const sequential = await cli(args)
+    const concurrent = await cli([...args, '--concurrency', '4', '--prefetch-mb', '1'])
+    expect(sequential.code).toBe(0)
+    expect(concurrent.stdout).toBe(sequential.stdout)
+    expect(concurrent.stdout).toMatch(/\[1\/6\][^]*\[2\/6\][^]*\[6\/6\]/)
+  }, TIMEOUT)
+
+  it('runAgainst({ concurrency }) gives the sequential results, in baseline order, whatever order episodes finish in', async () => {
+    const policy = async (obs: Record<string, { data: Float64Array }>, { step, episodeIndex }: { step: number; episodeIndex: number }) => {
+      await new Promise((r) => setTimeout(r, ((episodeIndex * 3 + step) % 4) * 3))
+      return { '/joint_states/position': obs['/joint_states/position']!.data.map((x) => x + episodeIndex * 0.01 + step * 1e-4) }
+    }
+    const ids = [...baselines, ...baselines, ...baselines]
+    const results = []
+    for (const concurrency of [1, 5]) {
+      const run = await createRun({ candidatePolicyVersion: 'c', baselineEpisodeIds: ids, client, dryRun: true })
+      const order: number[] = []
+      results.push(await runAgainst(run, policy as never, { concurrency, onEpisode: (r) => void order.push(r.index), stderr: () => {} }))
+      expect(order).toEqual(ids.map((_, i) => i + 1))
+    }
+    expect(results[1]).toEqual(results[0])
+    expect(new Set(results[0]!.map((r) => r.metrics!.action_l2_mean)).size).toBe(ids.length)
+  }, TIMEOUT)
+})
