@@ -10,7 +10,15 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASES } from '../helpers/databases.ts'
 import { createTempDatabase } from '../helpers/postgres.ts'
-import { runCli } from './cli-helpers.ts'
+import { runCli as runInProcess } from '../helpers/cli.ts'
+import { seedDataDir } from '../helpers/pglite.ts'
+
+/**
+ * `episodic <args>` in this process (exit codes are what main returns; the
+ * bin only passes them to process.exit, which test/cli.test.ts checks by
+ * spawning it). `env` is all the command sees, with no credentials file.
+ */
+const runCli = (args: string[], env: Record<string, string>) => runInProcess(args, { env: { EPISODIC_CREDENTIALS_FILE: '/nonexistent', ...env } })
 
 describe('usage errors', () => {
   it('print one line and a hint, not the whole help, and exit 2', async () => {
@@ -65,6 +73,7 @@ describe.each(DATABASES)('admin verbs that name what is not configured, on %s', 
       cleanup = () => temp.drop()
     } else {
       const dir = mkdtempSync(join(tmpdir(), 'episodic-exit-'))
+      await seedDataDir(dir)
       env = { EPISODIC_DATA_DIR: dir }
       cleanup = () => Promise.resolve(rmSync(dir, { recursive: true, force: true }))
     }

@@ -1,13 +1,10 @@
 /**
- * Runs the `episodic` command as users do (a separate Node process through
- * tsx), for the reliability suites: one-shot verbs, and `serve` processes a
- * test can wait for, kill and restart.
+ * Runs the `episodic` command as users do (the built bin in a separate Node
+ * process, test/helpers/build.ts), for the reliability suites: one-shot verbs,
+ * and `serve` processes a test can wait for, kill and restart.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { resolve } from 'node:path'
-
-const MAIN = resolve('src/cli/main.ts')
-const TSX = import.meta.resolve('tsx')
+import { builtCli } from '../helpers/cli.ts'
 
 export interface CliResult {
   code: number | null
@@ -23,10 +20,11 @@ function childEnv(env: Record<string, string>): Record<string, string> {
 }
 
 /** Runs `episodic <args>` to completion. */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+  const [command, prefix] = await builtCli()
   return new Promise((done) => {
     const started = Date.now()
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], { env: childEnv(env) })
+    const child = spawn(command, [...prefix, ...args], { env: childEnv(env) })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -49,9 +47,10 @@ export interface ServeProcess {
 }
 
 /** Starts `episodic serve --port 0` and resolves once it listens (rejects if it exits first). */
-export function startServe(env: Record<string, string>, timeoutMs = 60_000): Promise<ServeProcess> {
+export async function startServe(env: Record<string, string>, timeoutMs = 60_000): Promise<ServeProcess> {
+  const [command, prefix] = await builtCli()
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'serve', '--port', '0'], { env: childEnv(env) })
+    const child = spawn(command, [...prefix, 'serve', '--port', '0'], { env: childEnv(env) })
     let out = ''
     const exited = new Promise<void>((r) => child.once('exit', () => r()))
     const timer = setTimeout(() => {

@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { builtCli } from '../helpers/cli.ts'
+import { seedDataDir } from '../helpers/pglite.ts'
 import { runCli, type ServeProcess, startServe } from './cli-helpers.ts'
 
 const folders: string[] = []
@@ -18,6 +20,13 @@ const dataDir = () => {
   folders.push(dir)
   return dir
 }
+/** A data folder whose embedded database starts from the test snapshot (no initdb per process). */
+const seededDataDir = async () => {
+  const dir = dataDir()
+  await seedDataDir(dir)
+  return dir
+}
+beforeAll(() => builtCli(), 600_000)
 afterAll(async () => {
   for (const server of servers) await server.kill('SIGKILL')
   for (const dir of folders) rmSync(dir, { recursive: true, force: true })
@@ -30,7 +39,7 @@ async function healthy(url: string): Promise<boolean> {
 
 describe('one server per embedded data folder', () => {
   it('refuses a second server at once, takes over after a kill -9, and keeps every key', async () => {
-    const dir = dataDir()
+    const dir = await seededDataDir()
     const env = { EPISODIC_DATA_DIR: dir }
     const first = await startServe(env)
     servers.push(first)
@@ -73,7 +82,7 @@ describe('one server per embedded data folder', () => {
   }, 300_000)
 
   it('an admin verb with no server running leaves the folder unlocked afterwards', async () => {
-    const dir = dataDir()
+    const dir = await seededDataDir()
     const env = { EPISODIC_DATA_DIR: dir }
     expect((await runCli(['clients', 'create', 'solo'], env)).code).toBe(0)
     expect(existsSync(join(dir, 'episodic.lock'))).toBe(false)

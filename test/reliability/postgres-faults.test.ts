@@ -15,6 +15,7 @@ import { createNodeApp, type NodeApp, type RunningServer, serveNode } from '../.
 import { createClient, createKey } from '../../src/admin/admin.ts'
 import { readConfig } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/open.ts'
+import { builtCli } from '../helpers/cli.ts'
 import { runCli } from './cli-helpers.ts'
 import { createPrivateCluster, describeWithPrivateCluster, type PrivateCluster } from '../helpers/private-postgres.ts'
 
@@ -36,6 +37,7 @@ describeWithPrivateCluster('PostgreSQL stopped, crashed and restarted', () => {
   const logged: unknown[] = []
 
   beforeAll(async () => {
+    await builtCli() // the serve-without-PostgreSQL case spawns the built bin
     cluster = await createPrivateCluster()
     dataDir = mkdtempSync(join(tmpdir(), 'episodic-faults-'))
     const config = readConfig({ DATABASE_URL: cluster.url, EPISODIC_DATA_DIR: dataDir, EPISODIC_STORAGE: 'none' })
