@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { main } from '../../src/cli/main.ts'
-import { ensureBuilt } from './build.ts'
+import { ensureBuiltCli } from './build.ts'
 
 export interface CliResult {
   code: number | null
@@ -29,9 +29,9 @@ export async function runCli(args: string[], options: { env?: Record<string, str
   return { code, stdout, stderr }
 }
 
-/** The command line that runs the built CLI (building it first if needed). */
+/** The command line that runs the built CLI (building its bundles first if needed). */
 export async function builtCli(): Promise<[string, string[]]> {
-  const dist = await ensureBuilt()
+  const dist = await ensureBuiltCli()
   return [process.execPath, [join(dist, 'cli.js')]]
 }
 
