@@ -3,7 +3,9 @@
  * `done` rows that carry a metric blob, with NaN for an absent value. The
  * server and a dry run both build these with `columnsFromRows` and hand them
  * to the same `rollupColumns`; the statistics then run over typed arrays
- * with no per-row objects.
+ * with no per-row objects. Finalize reads only the fields it needs, as text
+ * (`metricFieldsSql`), and lays them out with `columnsFromFields`, through
+ * the same value rules.
  */
 import type { MetricBlob } from './metric-blob.ts'
 
@@ -71,10 +73,11 @@ export function episodeValue(column: MetricColumn, raw: unknown): number {
 
 const finiteOrNaN = (raw: unknown) => (typeof raw === 'number' && Number.isFinite(raw) ? raw : NaN)
 
+const labelCode = (label: unknown) => (label === 'reported' ? SOURCE.reported : label === 'recorded' ? SOURCE.recorded : SOURCE.unknown)
+
 function sourceCode(sources: unknown, column: MetricColumn): number {
   if (sources === null || typeof sources !== 'object') return SOURCE.unknown
-  const label = (sources as Record<string, unknown>)[column]
-  return label === 'reported' ? SOURCE.reported : label === 'recorded' ? SOURCE.recorded : SOURCE.unknown
+  return labelCode((sources as Record<string, unknown>)[column])
 }
 
 /** Counts rows per status and lays the done rows' blobs out as columns. */
@@ -101,6 +104,74 @@ export function columnsFromRows(rows: ReadonlyArray<RollupRow>): RollupColumns {
     }
     l2[i] = finiteOrNaN(m.action_l2_mean)
     l2Normalized[i] = finiteOrNaN(m.action_l2_normalized_mean)
+    i++
+  }
+  return { episodes, length, metrics, l2, l2Normalized }
+}
+
+/**
+ * One result row as finalize reads it: the status, whether the row has a
+ * metric blob, and each field the rollup needs as PostgreSQL's `->>` text of
+ * it (null when absent or JSON null). Keys: `metricFieldsSql`'s aliases.
+ */
+export type FieldRow = { status: ResultStatus; blob: boolean | null } & { [K in FieldName]: string | null }
+
+type FieldName = `${MetricColumn}_${'baseline' | 'candidate' | 'source'}` | 'action_l2_mean' | 'action_l2_normalized_mean'
+
+/** `->>` text -> the value `JSON.parse` gave for the stored scalar (booleans, numbers; anything else undefined). */
+function scalar(text: string | null): unknown {
+  if (text === null) return undefined
+  if (text === 'true') return true
+  if (text === 'false') return false
+  const c = text.charCodeAt(0)
+  // A JSON number's text starts with '-' or a digit; `->>` prints it as stored.
+  return c === 45 || (c >= 48 && c <= 57) ? Number(text) : undefined
+}
+
+/**
+ * The select list finalize reads instead of whole metric blobs (`r` is the
+ * `eval_results` row): per metric column `<column>_baseline`,
+ * `<column>_candidate` and `<column>_source` (from `outcome_source`), then
+ * `action_l2_mean` and `action_l2_normalized_mean`, all text, and `blob`.
+ * Extracting a dozen fields in PostgreSQL costs less than sending each
+ * blob whole and parsing it into an object, and the rollup needs no more.
+ * Upload validated the blob (an object; success a boolean, the rest finite
+ * numbers, labels from a picklist), so the text of a field is unambiguous.
+ */
+export const metricFieldsSql: string = [
+  `jsonb_typeof(r.metrics) = 'object' as blob`,
+  ...METRIC_COLUMNS.flatMap((c) => [
+    `r.metrics->>'${c}_baseline' as ${c}_baseline`,
+    `r.metrics->>'${c}_candidate' as ${c}_candidate`,
+    `r.metrics->'outcome_source'->>'${c}' as ${c}_source`,
+  ]),
+  `r.metrics->>'action_l2_mean' as action_l2_mean`,
+  `r.metrics->>'action_l2_normalized_mean' as action_l2_normalized_mean`,
+].join(', ')
+
+/** `columnsFromRows` for rows read with `metricFieldsSql`: the same counts and values. */
+export function columnsFromFields(rows: ReadonlyArray<FieldRow>): RollupColumns {
+  const episodes: EpisodeCounts = { total: rows.length, done: 0, failed: 0, skipped: 0, pending: 0 }
+  let length = 0
+  for (const row of rows) {
+    if (STATUSES.has(row.status)) episodes[row.status] += 1
+    if (row.status === 'done' && row.blob) length++
+  }
+  const metrics = {} as Record<MetricColumn, SideColumns>
+  for (const c of METRIC_COLUMNS) metrics[c] = { baseline: new Float64Array(length), candidate: new Float64Array(length), source: new Uint8Array(length) }
+  const l2 = new Float64Array(length)
+  const l2Normalized = new Float64Array(length)
+  let i = 0
+  for (const row of rows) {
+    if (row.status !== 'done' || !row.blob) continue
+    for (const c of METRIC_COLUMNS) {
+      const side = metrics[c]
+      side.baseline[i] = episodeValue(c, scalar(row[`${c}_baseline`]))
+      side.candidate[i] = episodeValue(c, scalar(row[`${c}_candidate`]))
+      side.source[i] = labelCode(row[`${c}_source`])
+    }
+    l2[i] = finiteOrNaN(scalar(row.action_l2_mean))
+    l2Normalized[i] = finiteOrNaN(scalar(row.action_l2_normalized_mean))
     i++
   }
   return { episodes, length, metrics, l2, l2Normalized }
