@@ -25,7 +25,7 @@ const RUNS = Number(process.env.BENCH_ROLLUP_RUNS ?? 7)
  * 0.2 metric blob (outcome values, action evidence, provenance) per done row,
  * one row in 97 failed, one in 50 left pending (it becomes skipped).
  */
-async function fillResults(db: Kysely<Database>, runId: string): Promise<void> {
+export async function fillResults(db: Kysely<Database>, runId: string): Promise<void> {
   await sql`
     update eval_results set
       status = case when position % 97 = 0 then 'failed' else 'done' end,

@@ -3,7 +3,9 @@
  * `done` rows that carry a metric blob, with NaN for an absent value. The
  * server and a dry run both build these with `columnsFromRows` and hand them
  * to the same `rollupColumns`; the statistics then run over typed arrays
- * with no per-row objects.
+ * with no per-row objects. Finalize reads only the fields it needs, as text
+ * (`metricFieldsSql`), and lays them out with `columnsFromFields`, through
+ * the same value rules.
  */
 import type { MetricBlob } from './metric-blob.ts'
 
@@ -71,10 +73,11 @@ export function episodeValue(column: MetricColumn, raw: unknown): number {
 
 const finiteOrNaN = (raw: unknown) => (typeof raw === 'number' && Number.isFinite(raw) ? raw : NaN)
 
+const labelCode = (label: unknown) => (label === 'reported' ? SOURCE.reported : label === 'recorded' ? SOURCE.recorded : SOURCE.unknown)
+
 function sourceCode(sources: unknown, column: MetricColumn): number {
   if (sources === null || typeof sources !== 'object') return SOURCE.unknown
-  const label = (sources as Record<string, unknown>)[column]
-  return label === 'reported' ? SOURCE.reported : label === 'recorded' ? SOURCE.recorded : SOURCE.unknown
+  return labelCode((sources as Record<string, unknown>)[column])
 }
 
 /** Counts rows per status and lays the done rows' blobs out as columns. */
@@ -101,6 +104,81 @@ export function columnsFromRows(rows: ReadonlyArray<RollupRow>): RollupColumns {
     }
     l2[i] = finiteOrNaN(m.action_l2_mean)
     l2Normalized[i] = finiteOrNaN(m.action_l2_normalized_mean)
+    i++
+  }
+  return { episodes, length, metrics, l2, l2Normalized }
+}
+
+/**
+ * One result row as finalize reads it (`metricFieldsSql`): the status and,
+ * for a row with a metric blob, the fields the rollup needs as one string.
+ */
+export interface FieldRow {
+  status: ResultStatus
+  /** `FIELDS`' `->>` texts joined by commas (an absent or null field is empty); null without a blob. */
+  fields: string | null
+}
+
+/** The blob fields finalize reads (`r` is the `eval_results` row), in order: per metric column its two sides and its `outcome_source` label, then the action L2 means. */
+const FIELDS = [
+  ...METRIC_COLUMNS.flatMap((c) => [`r.metrics->>'${c}_baseline'`, `r.metrics->>'${c}_candidate'`, `r.metrics->'outcome_source'->>'${c}'`]),
+  `r.metrics->>'action_l2_mean'`,
+  `r.metrics->>'action_l2_normalized_mean'`,
+]
+
+/**
+ * The select-list entry finalize reads instead of whole metric blobs: the
+ * `FIELDS` of an object blob, joined by commas, as `fields`. PostgreSQL
+ * extracts a dozen fields for less than it costs to send each blob whole,
+ * and one short string a row is far cheaper for postgres.js to hand over
+ * and for us to split than a parsed object or a column per field. Upload
+ * validated every blob (success a boolean, the others finite numbers, the
+ * labels from a picklist), so no field's text holds a comma.
+ */
+export const metricFieldsSql: string = `case when jsonb_typeof(r.metrics) = 'object' then concat_ws(',', ${
+  FIELDS.map((f) => `coalesce(${f}, '')`).join(', ')
+}) end as fields`
+
+/** `->>` text -> the value `JSON.parse` gave for the stored scalar (booleans, numbers; anything else undefined). */
+function scalar(text: string | undefined): unknown {
+  if (text === 'true') return true
+  if (text === 'false') return false
+  const c = text === undefined ? NaN : text.charCodeAt(0)
+  // A JSON number's text starts with '-' or a digit; `->>` prints it as stored.
+  return c === 45 || (c >= 48 && c <= 57) ? Number(text) : undefined
+}
+
+/**
+ * `columnsFromRows` for rows read with `metricFieldsSql`: the same counts and
+ * the same values, through the same `episodeValue`. A row whose string does
+ * not split into every field (a comma inside a value, which validation rules
+ * out) reads as a blob without those values.
+ */
+export function columnsFromFields(rows: ReadonlyArray<FieldRow>): RollupColumns {
+  const episodes: EpisodeCounts = { total: rows.length, done: 0, failed: 0, skipped: 0, pending: 0 }
+  let length = 0
+  for (const row of rows) {
+    if (STATUSES.has(row.status)) episodes[row.status] += 1
+    if (row.status === 'done' && row.fields !== null) length++
+  }
+  const metrics = {} as Record<MetricColumn, SideColumns>
+  for (const c of METRIC_COLUMNS) metrics[c] = { baseline: new Float64Array(length), candidate: new Float64Array(length), source: new Uint8Array(length) }
+  const sides = METRIC_COLUMNS.map((c) => metrics[c])
+  const l2 = new Float64Array(length)
+  const l2Normalized = new Float64Array(length)
+  let i = 0
+  for (const row of rows) {
+    if (row.status !== 'done' || row.fields === null) continue
+    let parts = row.fields.split(',')
+    if (parts.length !== FIELDS.length) parts = []
+    for (let m = 0; m < sides.length; m++) {
+      const side = sides[m]!
+      side.baseline[i] = episodeValue(METRIC_COLUMNS[m]!, scalar(parts[3 * m]))
+      side.candidate[i] = episodeValue(METRIC_COLUMNS[m]!, scalar(parts[3 * m + 1]))
+      side.source[i] = labelCode(parts[3 * m + 2])
+    }
+    l2[i] = finiteOrNaN(scalar(parts[3 * sides.length]))
+    l2Normalized[i] = finiteOrNaN(scalar(parts[3 * sides.length + 1]))
     i++
   }
   return { episodes, length, metrics, l2, l2Normalized }

@@ -11,7 +11,8 @@ import { isUuid } from '../http/fields.ts'
 import { jsonText } from '../http/json.ts'
 import { iso } from '../clock.ts'
 import type { MetricBlob } from './metric-blob.ts'
-import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from './rollup.ts'
+import { columnsFromFields, type FieldRow, metricFieldsSql } from './columns.ts'
+import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollupColumns, type RollupSummary } from './rollup.ts'
 import { orderSummary } from './summary-order.ts'
 import { ERROR_LIMIT } from './schemas.ts'
 import { enqueueEvalRunCompleted } from '../webhooks/outbox.ts'
@@ -163,18 +164,22 @@ export async function finalizeEvalRun(db: Kysely<Database>, clientId: string, ru
     if (run.status === 'completed') {
       return { eval_run_id: runId, status: 'completed', updated_at: iso(run.updated_at), summary: orderSummary(run.summary as RollupSummary) }
     }
-    // One statement: mark leftovers skipped and read every row back for the rollup.
-    const rows = await sql<{ status: 'pending' | 'done' | 'failed' | 'skipped'; metrics: MetricBlob | null }>`
+    // One statement: mark leftovers skipped and read back, per row, the fields the rollup needs.
+    const rows = await sql<FieldRow>`
       with skipped as (
         update eval_results set status = 'skipped', updated_at = ${now}
         where eval_run_id = ${runId} and status = 'pending'
         returning baseline_episode_id
       )
-      select case when s.baseline_episode_id is null then r.status else 'skipped' end as status, r.metrics
+      select case when s.baseline_episode_id is null then r.status else 'skipped' end as status, ${sql.raw(metricFieldsSql)}
       from eval_results r left join skipped s on s.baseline_episode_id = r.baseline_episode_id
       where r.eval_run_id = ${runId}
       order by r.position`.execute(trx)
-    const summary = rollup(rows.rows, { seed: runId, minEpisodes: run.min_episodes, maxOodActionShare: Number(run.max_ood_action_share) })
+    const summary = rollupColumns(columnsFromFields(rows.rows), {
+      seed: runId,
+      minEpisodes: run.min_episodes,
+      maxOodActionShare: Number(run.max_ood_action_share),
+    })
     await trx
       .updateTable('eval_runs')
       .set({ status: 'completed', summary: JSON.stringify(summary), updated_at: now })
