@@ -7,8 +7,8 @@
  * how far it grew above its level before each upload.
  *
  * Targets (issue 18): each upload at >= 0.5x the copy's MB/s, and the
- * server's peak RSS growth under 64 MiB (bytes stream to disk, parts are
- * joined by appending, nothing is held whole).
+ * server's peak RSS growth under 64 MiB (bytes stream to disk, each part
+ * into its place in one file that completion renames, nothing held whole).
  *
  *   npx tsx bench/upload.ts   (BENCH_UPLOAD_MIB=1024)
  */

@@ -1,33 +1,103 @@
 /**
  * Multipart uploads of the disk `BlobFiles` (see files.ts). Each upload is a
- * folder `<dir>/.uploads/<id>/` holding `upload.json` (its key) and one file
- * per part named `<number>.<md5>`: a part is written to a temporary file and
- * renamed to that name, so its name and bytes always agree and a crash
- * mid-part leaves only a temporary file, never a listed part.
+ * folder `<dir>/.uploads/<id>/` holding `upload.json` (its key and the part
+ * size planned at create) and, when that size is known, `data`: the object
+ * being built, part N written straight into its slot at (N-1)·partSize.
+ * Completing such an upload renames `data` into place: each byte is written
+ * once, as in a single PUT.
+ *
+ * What is listed is what the folder's names say, and a name appears in one
+ * step after its bytes are written, so a crash mid-part lists nothing of it:
+ * - `<n>.<md5>.<size>`, empty: part n lies in its slot of `data`;
+ * - `<n>.<md5>`: part n in a file of its own (written to a temporary file,
+ *   then renamed), for a part that cannot go into its slot: no planned size,
+ *   a length that overflows the slot, or a slot another write holds or a
+ *   listed part fills (a re-sent part never overwrites the part it replaces
+ *   before it has fully arrived). Completion copies such parts into their
+ *   slots; parts that do not fit the layout at all (a gap in the numbers, a
+ *   part of another size) are streamed into a new file instead.
+ *
+ * Writers of a slot exclude each other with a `.slot-<n>` file created
+ * exclusively and holding their pid; completion first creates `.completing`,
+ * after which no slot write starts, and takes the copying path if a slot
+ * write is still running. A claim whose process died is ignored.
  */
 import { randomUUID } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { MAX_OBJECT_SIZE } from '../../src/storage/multipart-rules.ts'
 import { type BlobMultipart, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { processAlive } from './data-lock.ts'
 
 /** What the multipart folder borrows from the disk files around it. */
 export interface DiskParts {
   /** `<dir>/.uploads` */
   uploads: string
   writeStreamed(path: string, body: ReadableStream<Uint8Array>): Promise<{ etag: string; size: number }>
+  /** Streams a body into an open file at `position`, refusing one longer than `limit`. */
+  writeInto(handle: FileHandle, body: ReadableStream<Uint8Array>, position: number, limit: number): Promise<{ etag: string; size: number }>
   /** Moves a finished file into place as `key` with `etag`; returns its size. */
   publish(key: string, temp: string, etag: string): Promise<number>
   /** Throws for a key that may not map onto the folder. */
   pathsOf(key: string): unknown
 }
 
-const PART_FILE = /^(\d{1,5})\.([0-9a-f]{32})$/
-/** Read size when joining parts: large enough that the copy runs at disk speed. */
+const OWN_FILE = /^(\d{1,5})\.([0-9a-f]{32})$/
+const IN_SLOT = /^(\d{1,5})\.([0-9a-f]{32})\.(\d{1,16})$/
+const DATA = 'data'
+const COMPLETING = '.completing'
+const SLOT_CLAIM = /^\.slot-\d{1,5}$/
+/** Read size when copying parts: large enough that the copy runs at disk speed. */
 const COPY_CHUNK = 4 * 1024 * 1024
+
+type Part = StoredPart & { path: string; inSlot: boolean }
 
 const noSuchUpload = () =>
   new StorageError('NoSuchUpload', 404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.')
+
+/** Rethrows a missing file or folder as `NoSuchUpload`: the upload was completed or aborted meanwhile. */
+const gone = (error: NodeJS.ErrnoException): never => {
+  throw error.code === 'ENOENT' ? noSuchUpload() : error
+}
+
+/** Creates `path` holding our pid, or returns false when a live process holds it. */
+async function claim(path: string, takeOverDead: boolean): Promise<boolean> {
+  try {
+    await writeFile(path, String(process.pid), { flag: 'wx' })
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return gone(error as NodeJS.ErrnoException)
+  }
+  if (!takeOverDead || (await heldByLiveProcess(path))) return false
+  // Left by a process that died mid-completion. Two requests taking it over at
+  // the same instant could both win; completing the same upload twice at once
+  // after a crash is the one case this does not order.
+  await rm(path, { force: true })
+  return await claim(path, false)
+}
+
+async function heldByLiveProcess(path: string): Promise<boolean> {
+  const text = await readFile(path, 'utf8').catch(() => null)
+  if (text === null) return false
+  // Empty: its writer is between creating the file and writing its pid.
+  return text === '' || processAlive(Number(text))
+}
+
+/** Copies `size` bytes from `from` at `fromAt` to `to` at `toAt`, one chunk at a time. */
+async function copyRange(from: FileHandle, fromAt: number, size: number, to: FileHandle, toAt: number): Promise<void> {
+  const buffer = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(size, 1)))
+  for (let done = 0; done < size;) {
+    const { bytesRead } = await from.read(buffer, 0, Math.min(buffer.byteLength, size - done), fromAt + done)
+    if (bytesRead === 0) throw new Error('a part file ended before its recorded size')
+    for (let out = 0; out < bytesRead;) out += (await to.write(buffer, out, bytesRead - out, toAt + done + out)).bytesWritten
+    done += bytesRead
+  }
+}
+
+/** True when `parts` are 1..k, each filling its slot, the last at most a slot: `data` is then the object. */
+function fillsSlots(parts: Part[], partSize: number): boolean {
+  return parts.every((part, i) => part.partNumber === i + 1 && (i === parts.length - 1 ? part.size <= partSize : part.size === partSize))
+}
 
 /** The multipart half of the disk blob files, under `disk.uploads`. */
 export function diskMultipart(disk: DiskParts): BlobMultipart {
@@ -37,102 +107,190 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
     return join(disk.uploads, uploadId)
   }
 
-  /** The upload's folder, after checking it exists and belongs to `key`. */
-  async function openUpload(key: string, uploadId: string): Promise<string> {
+  /** The upload's folder and planned part size, after checking it exists and belongs to `key`. */
+  async function openUpload(key: string, uploadId: string): Promise<{ folder: string; partSize?: number }> {
     disk.pathsOf(key)
     const folder = folderOf(uploadId)
-    const meta = await readFile(join(folder, 'upload.json'), 'utf8').catch(() => null)
-    if (meta === null || (JSON.parse(meta) as { key: string }).key !== key) throw noSuchUpload()
-    return folder
+    const text = await readFile(join(folder, 'upload.json'), 'utf8').catch(() => null)
+    const meta = text === null ? null : JSON.parse(text) as { key: string; partSize?: number }
+    if (meta?.key !== key) throw noSuchUpload()
+    return { folder, partSize: meta.partSize }
   }
 
-  /** The newest file of each part number (an overwritten part may leave an older one until cleanup). */
-  async function partsIn(folder: string): Promise<(StoredPart & { path: string })[]> {
+  /** The newest entry of each part number (a replaced part may leave an older one until cleanup). */
+  async function partsIn(folder: string): Promise<Part[]> {
     const names = await readdir(folder).catch(() => null)
     if (names === null) throw noSuchUpload()
-    const newest = new Map<number, StoredPart & { path: string; mtimeMs: number }>()
+    const newest = new Map<number, Part & { mtimeMs: number }>()
     for (const name of names) {
-      const match = PART_FILE.exec(name)
+      const match = OWN_FILE.exec(name) ?? IN_SLOT.exec(name)
       if (!match) continue
       const path = join(folder, name)
       const info = await stat(path).catch(() => null)
       if (!info) continue
       const partNumber = Number(match[1])
+      const inSlot = match[3] !== undefined
       const known = newest.get(partNumber)
-      if (!known || info.mtimeMs >= known.mtimeMs) newest.set(partNumber, { partNumber, size: info.size, etag: match[2]!, path, mtimeMs: info.mtimeMs })
+      if (!known || info.mtimeMs >= known.mtimeMs) {
+        newest.set(partNumber, { partNumber, size: inSlot ? Number(match[3]) : info.size, etag: match[2]!, path, inSlot, mtimeMs: info.mtimeMs })
+      }
     }
     return [...newest.values()].sort((a, b) => a.partNumber - b.partNumber).map(({ mtimeMs: _, ...part }) => part)
   }
 
+  /** Same number, other bytes: the older entries go (S3 keeps the last part sent). */
+  async function dropOthers(folder: string, partNumber: number, keep: string): Promise<void> {
+    for (const name of await readdir(folder).catch(() => [] as string[])) {
+      if (name.startsWith(`${partNumber}.`) && name !== keep) await rm(join(folder, name), { force: true })
+    }
+  }
+
+  /** Writes part `n` into its slot of `data` if the slot is free; null when it is not. */
+  async function putInSlot(folder: string, partSize: number, n: number, body: ReadableStream<Uint8Array>): Promise<{ etag: string; size: number } | null> {
+    const slotClaim = join(folder, `.slot-${n}`)
+    if (!(await claim(slotClaim, false))) return null
+    try {
+      // Checked after claiming: a completion that began first is then seen here,
+      // one that begins later sees this claim.
+      if (await heldByLiveProcess(join(folder, COMPLETING))) return null
+      const names = await readdir(folder).catch(gone)
+      if (names.some((name) => IN_SLOT.exec(name)?.[1] === String(n))) return null
+      const handle = await open(join(folder, DATA), 'r+').catch(gone)
+      let written: { etag: string; size: number }
+      try {
+        written = await disk.writeInto(handle, body, (n - 1) * partSize, partSize)
+      } finally {
+        await handle.close()
+      }
+      const marker = `${n}.${written.etag}.${written.size}`
+      await writeFile(join(folder, marker), '').catch(gone)
+      await dropOthers(folder, n, marker)
+      return written
+    } finally {
+      await rm(slotClaim, { force: true })
+    }
+  }
+
+  async function putOwnFile(folder: string, n: number, body: ReadableStream<Uint8Array>): Promise<{ etag: string; size: number }> {
+    const temp = join(folder, `.part-${randomUUID()}.tmp`)
+    const written = await disk.writeStreamed(temp, body).catch(gone)
+    const name = `${n}.${written.etag}`
+    try {
+      await rename(temp, join(folder, name))
+    } catch (error) {
+      await rm(temp, { force: true })
+      gone(error as NodeJS.ErrnoException)
+    }
+    await dropOthers(folder, n, name)
+    return written
+  }
+
+  /** Fills the slots of parts kept in their own files, then cuts `data` to the object's length. */
+  async function fillSlots(folder: string, parts: Part[], partSize: number): Promise<void> {
+    const handle = await open(join(folder, DATA), 'r+')
+    try {
+      for (const part of parts.filter((p) => !p.inSlot)) {
+        // An older version of this part in its slot is about to be overwritten: unlist it first.
+        for (const name of await readdir(folder)) if (IN_SLOT.exec(name)?.[1] === String(part.partNumber)) await rm(join(folder, name), { force: true })
+        const source = await open(part.path, 'r')
+        try {
+          await copyRange(source, 0, part.size, handle, (part.partNumber - 1) * partSize)
+        } finally {
+          await source.close()
+        }
+      }
+      await handle.truncate((parts.length - 1) * partSize + parts.at(-1)!.size)
+    } finally {
+      await handle.close()
+    }
+  }
+
+  /** Streams the parts, in order, into a new file of the folder; returns its path. */
+  async function copyParts(folder: string, parts: Part[], partSize: number | undefined): Promise<string> {
+    const joined = join(folder, `.joined-${randomUUID()}.tmp`)
+    const out = await open(joined, 'wx')
+    try {
+      let at = 0
+      for (const part of parts) {
+        const source = await open(part.inSlot ? join(folder, DATA) : part.path, 'r')
+        try {
+          await copyRange(source, part.inSlot ? (part.partNumber - 1) * partSize! : 0, part.size, out, at)
+        } finally {
+          await source.close()
+        }
+        at += part.size
+      }
+      await out.close()
+      return joined
+    } catch (error) {
+      await out.close().catch(() => {})
+      await rm(joined, { force: true })
+      throw error
+    }
+  }
+
   return {
-    async create(key) {
+    async create(key, partSize) {
       disk.pathsOf(key)
       const uploadId = randomUUID().replaceAll('-', '')
       const folder = folderOf(uploadId)
       await mkdir(folder, { recursive: true })
-      await writeFile(join(folder, 'upload.json'), JSON.stringify({ key }))
+      const laidOut = partSize !== undefined && Number.isSafeInteger(partSize) && partSize > 0
+      // `data` stays sparse: each slot is written as its part arrives.
+      if (laidOut) await writeFile(join(folder, DATA), '')
+      await writeFile(join(folder, 'upload.json'), JSON.stringify(laidOut ? { key, partSize } : { key }))
       return uploadId
     },
 
-    async putPart(key, uploadId, partNumber, body) {
-      const folder = await openUpload(key, uploadId)
-      const temp = join(folder, `.part-${randomUUID()}.tmp`)
-      const written = await disk.writeStreamed(temp, body)
-      const target = join(folder, `${partNumber}.${written.etag}`)
-      try {
-        await rename(temp, target)
-      } catch (error) {
-        await rm(temp, { force: true })
-        // The upload was completed or aborted while this part streamed.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw noSuchUpload()
-        throw error
-      }
-      // Same number, other bytes: the older file goes (S3 keeps the last part sent).
-      for (const name of await readdir(folder).catch(() => [] as string[])) {
-        if (name.startsWith(`${partNumber}.`) && join(folder, name) !== target) await rm(join(folder, name), { force: true })
-      }
-      return written
+    async putPart(key, uploadId, partNumber, body, length) {
+      const { folder, partSize } = await openUpload(key, uploadId)
+      // Only a part declared to fit its slot goes there; writeInto refuses more bytes than that.
+      const fits = partSize !== undefined && length !== undefined && length > 0 && length <= partSize &&
+        (partNumber - 1) * partSize + length <= MAX_OBJECT_SIZE
+      const inSlot = fits ? await putInSlot(folder, partSize, partNumber, body) : null
+      return inSlot ?? await putOwnFile(folder, partNumber, body)
     },
 
     async listParts(key, uploadId) {
-      const parts = await partsIn(await openUpload(key, uploadId))
+      const parts = await partsIn((await openUpload(key, uploadId)).folder)
       return parts.map(({ partNumber, size, etag }) => ({ partNumber, size, etag }))
     },
 
     async assemble(key, uploadId, partNumbers, etag) {
-      const folder = await openUpload(key, uploadId)
-      const byNumber = new Map((await partsIn(folder)).map((part) => [part.partNumber, part]))
-      const parts = partNumbers.map((n) => {
-        const part = byNumber.get(n)
-        if (!part) throw new StorageError('InvalidPart', 400, `Part ${n} could not be found.`)
-        return part
-      })
-      const paths = parts.map((part) => part.path)
-      // The first part becomes the object's file; the others are appended to it.
-      const joined = join(folder, `.joined-${randomUUID()}.tmp`)
-      await rename(paths[0]!, joined)
+      const { folder, partSize } = await openUpload(key, uploadId)
+      const lock = join(folder, COMPLETING)
+      if (!(await claim(lock, true))) throw new StorageError('OperationAborted', 409, 'Another request is completing this upload; try again.')
       try {
-        const handle = await open(joined, 'a')
+        const byNumber = new Map((await partsIn(folder)).map((part) => [part.partNumber, part]))
+        const parts = partNumbers.map((n) => {
+          const part = byNumber.get(n)
+          if (!part) throw new StorageError('InvalidPart', 400, `Part ${n} could not be found.`)
+          return part
+        })
+        // A slot write still running may touch `data` (only slots no listed part
+        // fills): the listed bytes are then copied out instead of renamed.
+        const names = await readdir(folder)
+        const writing = await Promise.all(names.filter((name) => SLOT_CLAIM.test(name)).map((name) => heldByLiveProcess(join(folder, name))))
+        const inPlace = partSize !== undefined && !writing.includes(true) && fillsSlots(parts, partSize)
+        const file = inPlace ? join(folder, DATA) : await copyParts(folder, parts, partSize)
+        if (inPlace) await fillSlots(folder, parts, partSize)
         try {
-          for (const path of paths.slice(1)) {
-            for await (const chunk of createReadStream(path, { highWaterMark: COPY_CHUNK })) await handle.write(chunk as Buffer)
-          }
-        } finally {
-          await handle.close()
+          const size = await disk.publish(key, file, etag)
+          await rm(folder, { recursive: true, force: true })
+          return { size, etag }
+        } catch (error) {
+          if (!inPlace) await rm(file, { force: true })
+          // Cutting `data` to the object's length dropped the slots past it.
+          else for (const name of names) if (Number(IN_SLOT.exec(name)?.[1]) > parts.length) await rm(join(folder, name), { force: true })
+          throw error
         }
-        const size = await disk.publish(key, joined, etag)
-        await rm(folder, { recursive: true, force: true })
-        return { size, etag }
-      } catch (error) {
-        // Put the first part back as it was, so the upload can still be completed or aborted.
-        await truncate(joined, parts[0]!.size).catch(() => {})
-        await rename(joined, paths[0]!).catch(() => {})
-        throw error
+      } finally {
+        await rm(lock, { force: true })
       }
     },
 
     async abort(key, uploadId) {
-      const folder = await openUpload(key, uploadId)
+      const { folder } = await openUpload(key, uploadId)
       await rm(folder, { recursive: true, force: true })
     },
   }

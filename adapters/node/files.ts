@@ -9,14 +9,13 @@
  * leaves nothing behind and readers never see half an object (a full disk
  * included: the write fails, the temporary file is removed).
  *
- * Multipart uploads keep their parts under `<dir>/.uploads/<upload id>/`,
- * one file per part named `<number>.<md5>`, so a part's name and bytes change
- * together in one rename. Completing joins them by renaming the first part
- * into place and appending the others to it, streamed: nothing is held whole.
+ * Multipart uploads live under `<dir>/.uploads/<upload id>/`: with the part
+ * size planned at create, each part is written at its offset in one file,
+ * which completing renames into place (files-multipart.ts).
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { EpisodicError } from '../../src/errors.ts'
@@ -96,7 +95,7 @@ export function createDiskFiles(dir: string): BlobFiles {
       return await sizeOfTree(resolve(root, prefix))
     },
 
-    multipart: diskMultipart({ uploads: join(root, UPLOADS), writeStreamed, publish, pathsOf }),
+    multipart: diskMultipart({ uploads: join(root, UPLOADS), writeStreamed, writeInto, publish, pathsOf }),
 
     async get(key) {
       const { data, meta } = pathsOf(key)
@@ -125,39 +124,64 @@ export function createDiskFiles(dir: string): BlobFiles {
  * the error rethrown: nothing half-written stays behind.
  */
 export async function writeStreamed(path: string, body: ReadableStream<Uint8Array>): Promise<{ etag: string; size: number }> {
-  const md5 = createHash('md5')
-  let size = 0
   // The file is opened before the body is read, so a failure always finds it to remove.
   const handle = await open(path, 'wx')
+  try {
+    const written = await writeInto(handle, body, 0, Infinity)
+    await handle.close()
+    return written
+  } catch (error) {
+    await handle.close().catch(() => {})
+    await rm(path, { force: true })
+    throw error
+  }
+}
+
+/**
+ * Streams `body` into an open file from byte `position` on, hashing as it
+ * goes; returns its MD5 and size. Throws, with the body cancelled, when the
+ * body fails or runs past `limit` bytes (nothing is written past the limit).
+ */
+export async function writeInto(
+  handle: FileHandle,
+  body: ReadableStream<Uint8Array>,
+  position: number,
+  limit: number,
+): Promise<{ etag: string; size: number }> {
+  const md5 = createHash('md5')
+  let size = 0
   const reader = body.getReader()
   try {
     // Chunks arrive at 16-64 KiB; gathering them into 1 MiB writes keeps the
     // syscall count (and the copy's CPU) low while bounding what is held.
     let batch: Uint8Array[] = []
     let batched = 0
+    let at = position
     const flush = async () => {
       if (batched === 0) return
       const buffer = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched)
       batch = []
       batched = 0
-      for (let at = 0; at < buffer.byteLength;) at += (await handle.write(buffer, at, buffer.byteLength - at)).bytesWritten
+      for (let done = 0; done < buffer.byteLength;) {
+        const { bytesWritten } = await handle.write(buffer, done, buffer.byteLength - done, at)
+        done += bytesWritten
+        at += bytesWritten
+      }
     }
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      md5.update(value)
       size += value.byteLength
+      if (size > limit) throw new Error(`the body is longer than the ${limit} bytes declared`)
+      md5.update(value)
       batch.push(value)
       batched += value.byteLength
       if (batched >= WRITE_BATCH) await flush()
     }
     await flush()
-    await handle.close()
     return { etag: md5.digest('hex'), size }
   } catch (error) {
     await reader.cancel(error).catch(() => {})
-    await handle.close().catch(() => {})
-    await rm(path, { force: true })
     throw error
   }
 }

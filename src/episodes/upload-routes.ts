@@ -65,7 +65,7 @@ export function uploadRoutes(deps: Deps) {
       )
     }
     const key = objectKey(clientId, episode.episode_id, body.kind)
-    const { uploadId } = await multipart.create(key, ARTIFACT_CONTENT_TYPE[body.kind]).catch((error) => Promise.reject(fromStorageError(error)))
+    const { uploadId } = await multipart.create(key, ARTIFACT_CONTENT_TYPE[body.kind], partSize).catch((error) => Promise.reject(fromStorageError(error)))
     const now = deps.clock.now()
     await deps.db
       .insertInto('multipart_uploads')

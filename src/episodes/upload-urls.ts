@@ -66,6 +66,7 @@ const CALLER_CODES = new Set(['InvalidPart', 'InvalidPartOrder', 'EntityTooSmall
 export function fromStorageError(error: unknown): unknown {
   if (!(error instanceof StorageError)) return error
   if (error.code === 'NoSuchUpload') return new EpisodicError('not_found', 'upload not found')
+  if (error.code === 'OperationAborted') return new EpisodicError('conflict', error.message)
   if (CALLER_CODES.has(error.code)) return new EpisodicError('invalid', error.message.includes(error.code) ? error.message : `${error.code}: ${error.message}`)
   return new EpisodicError('internal', 'object storage failed', { cause: error })
 }

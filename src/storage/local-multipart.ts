@@ -43,9 +43,9 @@ export function localMultipart(blobs: BlobMultipart, sha256: Sha256Ctor | undefi
     if (uploadId !== undefined && !UPLOAD_ID.test(uploadId)) throw new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
   }
   return {
-    async create(key) {
+    async create(key, _contentType, partSize) {
       checked(key)
-      return { uploadId: await blobs.create(key) }
+      return { uploadId: await blobs.create(key, partSize) }
     },
     presignPart(input) {
       checked(input.key, input.uploadId)

@@ -114,8 +114,13 @@ export interface CompletedPart {
  * code (`NoSuchUpload`, `InvalidPart`, `InvalidPartOrder`, `EntityTooSmall`).
  */
 export interface MultipartStore {
-  /** CreateMultipartUpload; the object's Content-Type is fixed here. */
-  create(key: string, contentType: string): Promise<{ uploadId: string }>
+  /**
+   * CreateMultipartUpload; the object's Content-Type is fixed here.
+   * `partSize` is the size the caller plans for every part but the last: the
+   * built-in store lays parts out by it (parts of other sizes still work, by
+   * a slower path); S3 has no such field and ignores it.
+   */
+  create(key: string, contentType: string, partSize?: number): Promise<{ uploadId: string }>
   /** A presigned `PUT` of one part (`partNumber` and `uploadId` signed in the query). */
   presignPart(input: PresignInput & { uploadId: string; partNumber: number }): Promise<SignedUrl>
   /** ListParts: the parts stored so far, ascending. */
@@ -166,8 +171,8 @@ export interface BlobFiles {
  * and must make the object appear at once, or not at all.
  */
 export interface BlobMultipart {
-  /** Starts an upload for `key`; returns its id. */
-  create(key: string): Promise<string>
+  /** Starts an upload for `key`, with parts planned at `partSize` bytes (a layout hint); returns its id. */
+  create(key: string, partSize?: number): Promise<string>
   /**
    * Stores one part (replacing an earlier one of the same number); throws
    * `StorageError('NoSuchUpload')`. `length` is the request's declared

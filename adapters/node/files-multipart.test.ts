@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { BlobFiles, BlobMultipart } from '../../src/storage/types.ts'
+import { createDiskFiles } from './files.ts'
+
+const MiB = 1024 * 1024
+/** Two slots of a MiB or more: bodies past the 1 MiB write batch reach the disk before they end. */
+const PART = 2 * MiB
+const KEY = 'c1/e1/video.mp4'
+
+let dir: string
+let files: BlobFiles
+let multipart: BlobMultipart
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'episodic-multipart-'))
+  files = createDiskFiles(dir)
+  multipart = files.multipart!
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** `size` bytes that differ with `seed`, so a misplaced or stale byte shows. */
+function bytes(size: number, seed: number): Uint8Array {
+  const out = new Uint8Array(size)
+  for (let i = 0; i < size; i++) out[i] = (i * 31 + seed * 101) & 0xff
+  return out
+}
+
+const md5 = (data: Uint8Array) => createHash('md5').update(data).digest('hex')
+
+/** `data` in 256 KiB chunks; with `failAt`, the stream errors after that many bytes. */
+function streamOf(data: Uint8Array, failAt?: number): ReadableStream<Uint8Array> {
+  let at = 0
+  return new ReadableStream({
+    pull(controller) {
+      if (failAt !== undefined && at >= failAt) return controller.error(new Error('client went away'))
+      if (at >= data.byteLength) return controller.close()
+      const end = Math.min(data.byteLength, at + 256 * 1024, failAt ?? Infinity)
+      controller.enqueue(data.slice(at, end))
+      at = end
+    },
+  })
+}
+
+const put = (id: string, n: number, data: Uint8Array, declared = data.byteLength) => multipart.putPart(KEY, id, n, streamOf(data), declared)
+
+/** Compared by digest: a deep equality of megabytes takes the test runner minutes. */
+async function expectObject(expected: Uint8Array): Promise<void> {
+  const object = await files.get(KEY)
+  const stored = new Uint8Array(await new Response(object!.body).arrayBuffer())
+  expect({ size: stored.byteLength, md5: md5(stored) }).toEqual({ size: expected.byteLength, md5: md5(expected) })
+}
+
+const joined = (...parts: Uint8Array[]) => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
+  let at = 0
+  for (const part of parts) out.set(part, (at += part.byteLength) - part.byteLength)
+  return out
+}
+
+describe('disk multipart with a planned part size', () => {
+  it('takes parts in any order, the short last one first, and completes with the bytes in order', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b, c] = [bytes(PART, 1), bytes(PART, 2), bytes(12_345, 3)]
+    expect(await put(id, 3, c)).toEqual({ size: c.byteLength, etag: md5(c) })
+    await put(id, 1, a)
+    await put(id, 2, b)
+    expect(await multipart.listParts(KEY, id)).toEqual([
+      { partNumber: 1, size: PART, etag: md5(a) },
+      { partNumber: 2, size: PART, etag: md5(b) },
+      { partNumber: 3, size: c.byteLength, etag: md5(c) },
+    ])
+    expect(await multipart.assemble(KEY, id, [1, 2, 3], 'x-3')).toEqual({ size: 2 * PART + c.byteLength, etag: 'x-3' })
+    await expectObject(joined(a, b, c))
+    expect((await files.head!(KEY))?.etag).toBe('x-3')
+    await expect(multipart.listParts(KEY, id)).rejects.toMatchObject({ code: 'NoSuchUpload' })
+  })
+
+  it('keeps the earlier part when its re-send fails midway, and lists nothing of a first send that failed', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b] = [bytes(PART, 1), bytes(PART, 2)]
+    await put(id, 1, a)
+    await expect(multipart.putPart(KEY, id, 1, streamOf(bytes(PART, 9), 1.5 * MiB), PART)).rejects.toThrow('client went away')
+    await expect(multipart.putPart(KEY, id, 2, streamOf(b, 1.5 * MiB), PART)).rejects.toThrow('client went away')
+    expect(await multipart.listParts(KEY, id)).toEqual([{ partNumber: 1, size: PART, etag: md5(a) }])
+    await put(id, 2, b)
+    await multipart.assemble(KEY, id, [1, 2], 'x-2')
+    await expectObject(joined(a, b))
+  })
+
+  it('replaces a part re-sent with the same, a greater or a smaller length', async () => {
+    for (const length of [PART, PART + 7, MiB]) {
+      const id = await multipart.create(KEY, PART)
+      const [a, b, again] = [bytes(PART, 1), bytes(PART, 2), bytes(length, 5)]
+      await put(id, 1, a)
+      await put(id, 2, b)
+      expect(await put(id, 1, again)).toEqual({ size: length, etag: md5(again) })
+      expect(await multipart.listParts(KEY, id)).toEqual([
+        { partNumber: 1, size: length, etag: md5(again) },
+        { partNumber: 2, size: PART, etag: md5(b) },
+      ])
+      expect((await multipart.assemble(KEY, id, [1, 2], 'x-2')).size).toBe(length + PART)
+      await expectObject(joined(again, b))
+    }
+  })
+
+  it('completes with a gap in the numbers, or with fewer parts than were sent', async () => {
+    const [a, b, c] = [bytes(PART, 1), bytes(PART, 2), bytes(999, 3)]
+    const gap = await multipart.create(KEY, PART)
+    await put(gap, 1, a)
+    await put(gap, 3, c)
+    await multipart.assemble(KEY, gap, [1, 3], 'x-2')
+    await expectObject(joined(a, c))
+
+    const fewer = await multipart.create(KEY, PART)
+    for (const [n, part] of [[1, a], [2, b], [3, c]] as const) await put(fewer, n, part)
+    expect((await multipart.assemble(KEY, fewer, [1, 2], 'x-2')).size).toBe(2 * PART)
+    await expectObject(joined(a, b))
+  })
+
+  it('refuses a body longer than its declared length without touching the next slot', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b] = [bytes(PART, 1), bytes(PART, 2)]
+    await put(id, 2, b)
+    await expect(multipart.putPart(KEY, id, 1, streamOf(bytes(PART + MiB, 7)), PART)).rejects.toThrow('longer than')
+    expect(await multipart.listParts(KEY, id)).toEqual([{ partNumber: 2, size: PART, etag: md5(b) }])
+    await put(id, 1, a)
+    await multipart.assemble(KEY, id, [1, 2], 'x-2')
+    await expectObject(joined(a, b))
+  })
+
+  it('lets the later of two sends of one part win while the first still holds its slot', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [first, second] = [bytes(PART, 1), bytes(PART, 2)]
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let sent = 0
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent === MiB + 1) await held
+        if (sent >= PART) return controller.close()
+        const end = sent === 0 ? MiB + 1 : PART
+        controller.enqueue(first.slice(sent, end))
+        sent = end
+      },
+    })
+    const pending = multipart.putPart(KEY, id, 1, slow, PART)
+    while (sent === 0) await new Promise((r) => setTimeout(r, 1))
+    expect(await put(id, 1, second)).toEqual({ size: PART, etag: md5(second) })
+    release()
+    expect(await pending).toEqual({ size: PART, etag: md5(first) })
+    expect(await multipart.listParts(KEY, id)).toEqual([{ partNumber: 1, size: PART, etag: md5(first) }])
+    await multipart.assemble(KEY, id, [1], 'x-1')
+    await expectObject(first)
+  })
+
+  it('lets one of two simultaneous completions through and turns the other away', async () => {
+    const id = await multipart.create(KEY, PART)
+    await put(id, 1, bytes(100, 1))
+    const results = await Promise.allSettled([multipart.assemble(KEY, id, [1], 'x-1'), multipart.assemble(KEY, id, [1], 'x-1')])
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
+    expect(['OperationAborted', 'NoSuchUpload']).toContain(refused.reason.code)
+    await expectObject(bytes(100, 1))
+  })
+
+  it('forgets everything on abort, and refuses parts after it', async () => {
+    const id = await multipart.create(KEY, PART)
+    await put(id, 1, bytes(PART, 1))
+    await multipart.abort(KEY, id)
+    await expect(put(id, 2, bytes(10, 2))).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    await expect(multipart.assemble(KEY, id, [1], 'x-1')).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    expect(await files.get(KEY)).toBeNull()
+  })
+})
