@@ -7,6 +7,8 @@
  * import { createNodeApp, serveNode } from 'episodic/node'
  * const { app } = await createNodeApp(readConfig(process.env))
  * const server = await serveNode(app, { port: 8787 })
+ *
+ * @module
  */
 import { serve } from '@hono/node-server'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -102,7 +104,7 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
  * the Node request), or `env.remoteAddress` where the Bun and Deno adapters
  * put it.
  */
-export const socketAddress: ClientAddress = (_request, env) => {
+export const socketAddress: ClientAddress = (_request: Request, env: unknown): string | undefined => {
   const e = env as { incoming?: { socket?: { remoteAddress?: string } }; remoteAddress?: string } | undefined
   return e?.incoming?.socket?.remoteAddress ?? e?.remoteAddress
 }

@@ -23,6 +23,8 @@
  * // src/index.ts of a Worker (wrangler.toml: see examples/workers)
  * import { createWorker } from 'episodic/workers'
  * export default createWorker()
+ *
+ * @module
  */
 import { Kysely } from 'kysely'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
