@@ -21,9 +21,10 @@ export type ErrorCode =
   | 'rate_limited' // 429: too many requests from one address or key (Retry-After says when to retry)
   | 'internal' // 500: database or storage failure
 
-type Status = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500
+/** The HTTP statuses an `ErrorCode` maps to. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500
 
-const STATUS: Record<ErrorCode, Status> = {
+const STATUS: Record<ErrorCode, ErrorStatus> = {
   invalid: 400,
   unauthorized: 401,
   not_found: 404,
@@ -49,7 +50,7 @@ export class EpisodicError extends Error {
   /** For `rate_limited`: seconds until a retry can succeed (the Retry-After header). */
   readonly retryAfterSeconds: number | undefined
 
-  get status(): Status {
+  get status(): ErrorStatus {
     return STATUS[this.code]
   }
 }

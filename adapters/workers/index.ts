@@ -43,7 +43,7 @@ import { NodeSha256 } from '../node/sha256.ts'
 import { createR2Files, type R2BucketLike } from './r2-files.ts'
 import { requestScopedSql } from './request-sql.ts'
 
-export { createR2Files, type R2BucketLike, type R2ObjectLike } from './r2-files.ts'
+export { createR2Files, type R2BucketLike, type R2MultipartUploadLike, type R2ObjectLike } from './r2-files.ts'
 
 /** A Worker's `env`: string variables and secrets, plus bindings. */
 export type WorkersEnv = Record<string, unknown>

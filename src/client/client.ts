@@ -12,66 +12,116 @@
  * await client.upload(opened.upload_urls[0], bytes)
  * await client.finalizeEpisode(opened.episode_id, { duration_s: 12.5 })
  */
-import type * as v from 'valibot'
-import type { EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
-import type {
-  CreateEvalRunBody,
-  CreateEvalRunResponse,
-  EvalRunList,
-  EvalRunWithResults,
-  FinalizeEvalRunResponse,
-  ListEvalRunsQuery,
-  UploadResultBody,
-  UploadResultResponse,
-} from '../eval/schemas.ts'
-import type {
-  EpisodeRecord,
-  FinalizeEpisodeBody,
-  FinalizeEpisodeResponse,
-  OpenEpisodeBody,
-  OpenEpisodeResponse,
-  UploadUrl,
-} from '../episodes/ingest-schemas.ts'
-import type { ArtifactKind } from '../storage/types.ts'
 import { jsonText, parseJson } from '../http/json.ts'
-import type {
-  ArtifactsResponse,
-  CompleteMultipartBody,
-  CompleteMultipartResponse,
-  CreateMultipartBody,
-  CreateMultipartResponse,
-  ResumeMultipartResponse,
-  UploadUrlsResponse,
-} from '../episodes/upload-schemas.ts'
 import { type ClientOptions, resolveClientConfig } from './config.ts'
 import { AuthError, ConflictError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
 import { readSizedBody } from './download.ts'
 
-export type OpenEpisodeRequest = v.InferInput<typeof OpenEpisodeBody>
-export type OpenEpisodeResult = v.InferOutput<typeof OpenEpisodeResponse>
-export type FinalizeEpisodeRequest = v.InferInput<typeof FinalizeEpisodeBody>
-export type FinalizeEpisodeResult = v.InferOutput<typeof FinalizeEpisodeResponse>
-export type Episode = v.InferOutput<typeof EpisodeRecord>
-export type EpisodePage = v.InferOutput<typeof EpisodeList>
+// The wire types are the interfaces the server's valibot schemas are typed
+// with (episodes/*-schemas.ts, eval/schemas.ts), so client and server cannot
+// drift; they are re-exported here under the names the client has used.
+import type { Episode, FinalizeEpisodeInput, FinalizeEpisodeResult, OpenEpisodeInput, OpenEpisodeResult, UploadUrlEntry } from '../episodes/ingest-schemas.ts'
+import type { EpisodePage, ListEpisodesParams } from '../episodes/schemas.ts'
+import type {
+  CreatedEvalRun,
+  CreateEvalRunInput,
+  EvalResult,
+  EvalRunDetail,
+  EvalRunInfo,
+  EvalRunPage,
+  FinalizedEvalRun,
+  ListEvalRunsParams,
+  UploadResultInput,
+  UploadResultResult,
+} from '../eval/schemas.ts'
+import type { MetricBlob, MetricOutcomeSource } from '../eval/metric-blob.ts'
+import type { ActionDivergence, EpisodeCounts, MetricName, MetricSummary, ResultStatus, RollupSummary, Verdict } from '../eval/rollup.ts'
+import type {
+  ArtifactsResult,
+  ArtifactState,
+  CompleteMultipartInput,
+  CompleteMultipartResult,
+  CreateMultipartInput,
+  CreateMultipartResult,
+  PartUrl,
+  ResumeMultipartResult,
+  UploadedPart,
+  UploadUrlsResult,
+} from '../episodes/upload-schemas.ts'
+import type { ArtifactKind } from '../storage/types.ts'
+import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
+
+export type {
+  ActionDivergence,
+  ArtifactKind,
+  ArtifactsResult,
+  ArtifactState,
+  CompleteMultipartInput,
+  CompleteMultipartResult,
+  CreatedEvalRun,
+  CreateEvalRunInput,
+  CreateMultipartInput,
+  CreateMultipartResult,
+  Episode,
+  EpisodeCounts,
+  EpisodePage,
+  EpisodeSource,
+  EpisodeStatus,
+  EvalResult,
+  EvalRunDetail,
+  EvalRunInfo,
+  EvalRunPage,
+  FinalizedEvalRun,
+  FinalizeEpisodeInput,
+  FinalizeEpisodeResult,
+  ListEpisodesParams,
+  ListEvalRunsParams,
+  MetricBlob,
+  MetricName,
+  MetricOutcomeSource,
+  MetricSummary,
+  OpenEpisodeInput,
+  OpenEpisodeResult,
+  PartUrl,
+  ResultStatus,
+  ResumeMultipartResult,
+  RollupSummary,
+  UploadedPart,
+  UploadResultInput,
+  UploadResultResult,
+  UploadUrlEntry,
+  UploadUrlsResult,
+  Verdict,
+}
+
+/** Body of `openEpisode` (`POST /api/ingest/episode`); every field optional. */
+export type OpenEpisodeRequest = OpenEpisodeInput
+/** Body of `finalizeEpisode`; every field optional. */
+export type FinalizeEpisodeRequest = FinalizeEpisodeInput
 /** `GET /api/episodes` parameters; `metadata.<key>` ones filter on metadata (`{ 'metadata.task': 'reach' }`, see docs/portal.md). */
-export type ListEpisodesRequest = Partial<Record<keyof v.InferInput<typeof ListEpisodesQuery>, string | number>> & {
+export type ListEpisodesRequest = Partial<Record<keyof ListEpisodesParams, string | number>> & {
   [filter: `metadata.${string}`]: string | number | undefined
 }
-export type UploadUrlEntry = v.InferOutput<typeof UploadUrl>
-export type CreateEvalRunRequest = v.InferInput<typeof CreateEvalRunBody>
-export type CreatedEvalRun = v.InferOutput<typeof CreateEvalRunResponse>
-export type UploadResultRequest = v.InferInput<typeof UploadResultBody>
-export type UploadResultResult = v.InferOutput<typeof UploadResultResponse>
-export type FinalizedEvalRun = v.InferOutput<typeof FinalizeEvalRunResponse>
-export type EvalRun = v.InferOutput<typeof EvalRunWithResults>
-export type EvalRunPage = v.InferOutput<typeof EvalRunList>
-export type UploadUrlsResult = v.InferOutput<typeof UploadUrlsResponse>
-export type CreateMultipartRequest = v.InferInput<typeof CreateMultipartBody>
-export type MultipartUpload = v.InferOutput<typeof CreateMultipartResponse>
-export type ResumedMultipartUpload = v.InferOutput<typeof ResumeMultipartResponse>
-export type CompleteMultipartRequest = v.InferInput<typeof CompleteMultipartBody>
-export type CompletedMultipartUpload = v.InferOutput<typeof CompleteMultipartResponse>
-export type EpisodeArtifacts = v.InferOutput<typeof ArtifactsResponse>
+/** `GET /api/eval-runs` parameters (`limit`, `cursor`, `status`, version and time filters). */
+export type ListEvalRunsRequest = Partial<Record<keyof ListEvalRunsParams, string | number>>
+/** Body of `createEvalRun` (`POST /api/ingest/eval-run`). */
+export type CreateEvalRunRequest = CreateEvalRunInput
+/** Body of `uploadResult`: one baseline's outcome and metrics. */
+export type UploadResultRequest = UploadResultInput
+/** `getEvalRun`'s answer: the run with one result row per baseline. */
+export type EvalRun = EvalRunDetail
+/** Body of `createMultipart`: the artifact kind, its size and the part size. */
+export type CreateMultipartRequest = CreateMultipartInput
+/** `createMultipart`'s answer: the upload id and one presigned PUT URL per part. */
+export type MultipartUpload = CreateMultipartResult
+/** `resumeMultipart`'s answer: parts already stored and fresh URLs for the rest. */
+export type ResumedMultipartUpload = ResumeMultipartResult
+/** Body of `completeMultipart`: every part's number and ETag, ascending. */
+export type CompleteMultipartRequest = CompleteMultipartInput
+/** `completeMultipart`'s answer: the assembled object's size and ETag. */
+export type CompletedMultipartUpload = CompleteMultipartResult
+/** `listArtifacts`' answer: each kind's state in the store. */
+export type EpisodeArtifacts = ArtifactsResult
 /** Per-call options of the create endpoints. */
 export interface CreateOptions {
   /** Sent as `Idempotency-Key`: a retry with the same key gets the first answer (same ids). */
@@ -237,7 +287,7 @@ export class EpisodicClient {
     return this.#json('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`)
   }
 
-  listEvalRuns(query: Partial<Record<keyof v.InferInput<typeof ListEvalRunsQuery>, string | number>> = {}): Promise<EvalRunPage> {
+  listEvalRuns(query: ListEvalRunsRequest = {}): Promise<EvalRunPage> {
     return this.#json('GET', `/api/eval-runs${queryString(query)}`)
   }
 
