@@ -33,15 +33,19 @@ import type { ObjectStorage } from './storage/types.ts'
 import { type ClientAddress, type RateLimit, rateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
 import type { RevocationFeed } from './auth/revocations.ts'
 
+/** Options of `createApp`: the capabilities the app runs on; only `db` is required. */
 export interface EpisodicOptions {
   /** A migrated Kysely instance (see `openDatabase`). */
   db: Kysely<Database>
   /** Object storage; null or absent means `storage: "unconfigured"`. */
   storage?: ObjectStorage | null
+  /** Time source (default the system clock); tests pass a fixed one. */
   clock?: Clock
+  /** Random source for ids, keys and secrets (default Web Crypto's `getRandomValues`). */
   random?: Random
   /** Synchronous SHA-256 (default @aws-crypto/sha256-js; Node passes node:crypto's). */
   sha256?: Sha256Ctor
+  /** Where internal errors are reported (default `console.error`); clients only see a generic 500. */
   logger?: Logger
   /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
   bodyLimit?: number

@@ -14,7 +14,9 @@ import type { ObjectStorage } from './storage/types.ts'
 
 /** Where errors the client must not see (SQL, stacks) are reported. */
 export interface Logger {
+  /** Reports an internal failure with the error that caused it. */
   error(message: string, error?: unknown): void
+  /** Reports an informational message; optional. */
   info?(message: string): void
 }
 
@@ -39,5 +41,6 @@ export interface Deps {
 
 /** Hono environment: `c.get('clientId')` (and the key's id, for per-key limits) after authentication. */
 export interface AppEnv {
+  /** Set by authentication: the caller's client id and the API key's id. */
   Variables: { clientId: string; keyId: string }
 }

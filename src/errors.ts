@@ -36,8 +36,11 @@ const STATUS: Record<ErrorCode, ErrorStatus> = {
   internal: 500,
 }
 
+/** An error with a code the HTTP layer maps to a status (see `statusOf`); its message becomes the `{ "error": ... }` body, except for `internal` (a generic message; the cause is logged). */
 export class EpisodicError extends Error {
+  /** Always `'EpisodicError'`, so the error can be matched by name across bundles. */
   override readonly name = 'EpisodicError'
+  /** `code` picks the status; `cause` is logged for `internal`; `retryAfterSeconds` sets Retry-After on `rate_limited`. */
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -50,6 +53,7 @@ export class EpisodicError extends Error {
   /** For `rate_limited`: seconds until a retry can succeed (the Retry-After header). */
   readonly retryAfterSeconds: number | undefined
 
+  /** The HTTP status of `code`. */
   get status(): ErrorStatus {
     return STATUS[this.code]
   }

@@ -35,7 +35,9 @@ import { NodeSha256 } from './sha256.ts'
 export { createDiskFiles, dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder, NodeSha256 }
 export { nodeListener, type NodeListenerOptions } from './listener.ts'
 
+/** What `createNodeApp` returns: the app and how to shut it down. */
 export interface NodeApp {
+  /** The fetch handler and its capabilities; mount `app.fetch` or pass it to `serveNode`. */
   app: EpisodicApp
   /** Stops listening for revocations and closes the database. */
   close(): Promise<void>
@@ -138,8 +140,11 @@ function fileSecret(dataDir: string, name: string): string {
   return secret
 }
 
+/** A server started by `serveNode`, `serveDeno` or `serveBun`. */
 export interface RunningServer {
+  /** The address it listens on, e.g. `http://127.0.0.1:8787` (the real port when 0 was asked for). */
   url: string
+  /** Stops listening and drops open connections; resolves once closed. */
   close(): Promise<void>
 }
 

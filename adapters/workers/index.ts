@@ -50,6 +50,7 @@ export type WorkersEnv = Record<string, unknown>
 
 /** What this adapter uses of a Worker's `ExecutionContext`. */
 export interface ExecutionContextLike {
+  /** Keeps the isolate alive until `promise` settles (used to close the request's pool after the response). */
   waitUntil(promise: Promise<unknown>): void
 }
 
@@ -71,6 +72,7 @@ export interface WorkerOptions {
 
 /** The Worker's default export: `export default createWorker()`. */
 export interface EpisodicWorker {
+  /** Serves one request: the API, the portal and the built-in store. */
   fetch(request: Request, env: WorkersEnv, ctx: ExecutionContextLike): Promise<Response>
   /**
    * The Cron Trigger (`[triggers] crons` in wrangler.toml): sends the webhook

@@ -131,25 +131,35 @@ export interface CreateOptions {
 }
 /** What a PUT to a signed URL answered; HTTP errors are returned, not thrown (the caller decides to retry). */
 export interface SignedPutResult {
+  /** HTTP status object storage answered (200 on success). */
   status: number
+  /** The stored object's or part's ETag; `null` on failure. */
   etag: string | null
   /** S3's error code on failure (`AccessDenied`, `SignatureDoesNotMatch`, ...). */
   code: string | null
+  /** S3's error message on failure; empty on success. */
   message: string
 }
+/** A signed download URL for one artifact (`artifactUrl`). */
 export interface ArtifactAccess {
+  /** The episode the artifact belongs to. */
   episode_id: string
+  /** Which artifact. */
   kind: ArtifactKind
+  /** Signed GET URL; needs no API key. */
   url: string
+  /** When the URL stops working (ISO 8601 UTC, 15 minutes after minting). */
   expires_at: string
 }
 
 /** The client for one API key and base URL. */
 export class EpisodicClient {
+  /** The service's base URL, without a trailing slash. */
   readonly baseUrl: string
   readonly #apiKey: string
   readonly #fetch: typeof fetch
 
+  /** A client for one API key and base URL; `fetch` defaults to the global one. `connect` resolves these from the environment. */
   constructor(config: { apiKey: string; baseUrl: string; fetch?: typeof fetch }) {
     this.baseUrl = config.baseUrl.replace(/\/+$/, '')
     this.#apiKey = config.apiKey
@@ -167,6 +177,7 @@ export class EpisodicClient {
     return `${this.baseUrl}/portal/eval-runs/${evalRunId}`
   }
 
+  /** Opens an episode; returns its id and signed upload URLs. `ValidationError` on a bad body; an `idempotencyKey` makes retries safe. */
   openEpisode(body: OpenEpisodeRequest = {}, options: CreateOptions = {}): Promise<OpenEpisodeResult> {
     return this.#json('POST', '/api/ingest/episode', body, idempotencyHeader(options), options.onReplayed)
   }
@@ -186,10 +197,12 @@ export class EpisodicClient {
     return this.#json('GET', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
   }
 
+  /** Joins the uploaded parts (ascending, each with the ETag its PUT answered) into the artifact; throws when a part is missing or an ETag does not match. */
   completeMultipart(episodeId: string, uploadId: string, body: CompleteMultipartRequest): Promise<CompletedMultipartUpload> {
     return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}/complete`, body)
   }
 
+  /** Abandons a multipart upload and its stored parts. */
   async abortMultipart(episodeId: string, uploadId: string): Promise<void> {
     await this.#json('DELETE', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
   }
@@ -220,14 +233,17 @@ export class EpisodicClient {
     return { status: response.status, etag: response.headers.get('etag'), code, message: response.ok ? '' : s3Message(text) }
   }
 
+  /** Marks an episode `ready` (default) or `failed`, merging `metadata`; `ConflictError` once archived. */
   finalizeEpisode(episodeId: string, body: FinalizeEpisodeRequest = {}): Promise<FinalizeEpisodeResult> {
     return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/finalize`, body)
   }
 
+  /** One episode of this client; `NotFoundError` when unknown or another client's. */
   getEpisode(episodeId: string): Promise<Episode> {
     return this.#json('GET', `/api/episodes/${encodeURIComponent(episodeId)}`)
   }
 
+  /** One page of this client's episodes, newest first; pass `next_cursor` as `cursor` for the next. */
   listEpisodes(query: ListEpisodesRequest = {}): Promise<EpisodePage> {
     return this.#json('GET', `/api/episodes${queryString(query)}`)
   }
@@ -271,22 +287,27 @@ export class EpisodicClient {
     }
   }
 
+  /** Creates an eval run against baseline episodes; `NotFoundError` when any baseline is unknown. */
   createEvalRun(body: CreateEvalRunRequest, options: CreateOptions = {}): Promise<CreatedEvalRun> {
     return this.#json('POST', '/api/ingest/eval-run', body, idempotencyHeader(options), options.onReplayed)
   }
 
+  /** Stores one baseline's result (a retry replaces it); `ConflictError` once the run is finalized. */
   uploadResult(evalRunId: string, body: UploadResultRequest): Promise<UploadResultResult> {
     return this.#json('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/result`, body)
   }
 
+  /** Finalizes the run and returns its rollup with the verdict; repeating it returns the same body. */
   finalizeEvalRun(evalRunId: string): Promise<FinalizedEvalRun> {
     return this.#json('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/finalize`, {})
   }
 
+  /** One eval run with its result rows in baseline order. */
   getEvalRun(evalRunId: string): Promise<EvalRun> {
     return this.#json('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`)
   }
 
+  /** One page of this client's eval runs, newest first. */
   listEvalRuns(query: ListEvalRunsRequest = {}): Promise<EvalRunPage> {
     return this.#json('GET', `/api/eval-runs${queryString(query)}`)
   }

@@ -21,9 +21,13 @@ const sourceLabel = v.picklist(['reported', 'recorded'], MUST.source)
 
 /** Where each candidate outcome value came from (contract, "Metric blob additions"). */
 export interface MetricOutcomeSource {
+  /** Source of `success_candidate`. */
   success?: 'reported' | 'recorded'
+  /** Source of `reward_total_candidate`. */
   reward_total?: 'reported' | 'recorded'
+  /** Source of `collision_count_candidate`. */
   collision_count?: 'reported' | 'recorded'
+  /** Source of `time_to_goal_s_candidate`. */
   time_to_goal_s?: 'reported' | 'recorded'
 }
 
