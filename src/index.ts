@@ -37,7 +37,27 @@ export {
   type PostgresJsSql,
 } from './db/postgres-js.ts'
 export { pgliteDialect, type PGliteLike } from './db/pglite.ts'
-export type { Database, EpisodeSource, EpisodeStatus, EvalResultStatus, EvalRunStatus } from './db/schema.ts'
+export type {
+  ApiKeysTable,
+  ClientsTable,
+  Database,
+  EpisodeSource,
+  EpisodesTable,
+  EpisodeStatus,
+  EvalResultsTable,
+  EvalResultStatus,
+  EvalRunsTable,
+  EvalRunStatus,
+  IdempotencyKeysTable,
+  Int8Column,
+  JsonColumn,
+  MultipartUploadsTable,
+  TimestampColumn,
+  WebhookDeliveriesTable,
+  WebhookDeliveryStatus,
+  WebhookEndpointsTable,
+} from './db/schema.ts'
+export type { ColumnType } from 'kysely'
 
 export { createLocalStorage, LOCAL_ACCESS_KEY_ID, type LocalStorageOptions } from './storage/local.ts'
 export { createS3Storage, type S3StorageOptions } from './storage/s3.ts'
