@@ -16,7 +16,7 @@
  */
 export { createApp, type EpisodicApp, type EpisodicOptions } from './app.ts'
 export type { Defer } from './db/batch.ts'
-export type { AppEnv, Logger } from './context.ts'
+export type { AppDeps, AppEnv, Logger } from './context.ts'
 export { type EpisodicConfig, readConfig, type S3Config } from './config.ts'
 export { EpisodicError, type ErrorCode, type ErrorStatus, statusOf } from './errors.ts'
 export { behindProxy, type ClientAddress, type RateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
