@@ -14,7 +14,7 @@ import { type Context, Hono } from 'hono'
 import type { Kysely } from 'kysely'
 import { createAuthenticator } from './auth/authenticate.ts'
 import { type Clock, systemClock } from './clock.ts'
-import type { AppEnv, Deps, Logger } from './context.ts'
+import type { AppDeps, AppEnv, Deps, Logger } from './context.ts'
 import { base64url, type Random, type Sha256Ctor, webRandom } from './crypto.ts'
 import type { Database } from './db/schema.ts'
 import { EpisodicError } from './errors.ts'
@@ -33,15 +33,19 @@ import type { ObjectStorage } from './storage/types.ts'
 import { type ClientAddress, type RateLimit, rateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
 import type { RevocationFeed } from './auth/revocations.ts'
 
+/** Options of `createApp`: the capabilities the app runs on; only `db` is required. */
 export interface EpisodicOptions {
   /** A migrated Kysely instance (see `openDatabase`). */
   db: Kysely<Database>
   /** Object storage; null or absent means `storage: "unconfigured"`. */
   storage?: ObjectStorage | null
+  /** Time source (default the system clock); tests pass a fixed one. */
   clock?: Clock
+  /** Random source for ids, keys and secrets (default Web Crypto's `getRandomValues`). */
   random?: Random
   /** Synchronous SHA-256 (default @aws-crypto/sha256-js; Node passes node:crypto's). */
   sha256?: Sha256Ctor
+  /** Where internal errors are reported (default `console.error`); clients only see a generic 500. */
   logger?: Logger
   /** Request body limit in bytes (default 1 MiB); larger bodies get 413. */
   bodyLimit?: number
@@ -91,11 +95,21 @@ export interface EpisodicOptions {
 
 /** The Hono app with its resolved capabilities. */
 export type EpisodicApp = Hono<AppEnv> & {
-  deps: Deps
+  /** The capabilities the app was built with, defaults filled in. */
+  deps: AppDeps
   /** Resolves once the `revocations` feed is heard (at once without one); rejects if it could not start. */
   ready: Promise<void>
   /** Stops listening for revocations. The database and storage stay the caller's to close. */
   close(): Promise<void>
+}
+
+/**
+ * The full dependency set behind `app.deps`, for callers inside the package
+ * (the CLI's control socket forgets revoked keys through `auth`). Not exported
+ * from the entry points: `auth`, `sessions` and `episodes` are internals.
+ */
+export function internalDeps(app: EpisodicApp): Deps {
+  return app.deps as Deps
 }
 
 /** Builds the app; `app.fetch` is the handler every runtime mounts. */

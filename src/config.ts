@@ -8,25 +8,39 @@
  */
 import type { RateLimit } from './http/rate-limit.ts'
 
+/** An S3-compatible bucket, from the `S3_*` variables. */
 export interface S3Config {
+  /** `S3_ENDPOINT`: the bucket's http(s) endpoint. */
   endpoint: string
+  /** `S3_BUCKET`. */
   bucket: string
+  /** `S3_ACCESS_KEY_ID`. */
   accessKeyId: string
+  /** `S3_SECRET_ACCESS_KEY`. */
   secretAccessKey: string
+  /** `S3_REGION`, default `auto` (R2). */
   region: string
+  /** `S3_PUBLIC_BASE_URL`: a public address of the bucket, reported as `public_url` of upload URLs. */
   publicBaseUrl?: string
 }
 
+/** The service configuration `readConfig` reads from the environment. */
 export interface EpisodicConfig {
+  /** `DATABASE_URL`: PostgreSQL; absent, the embedded PGlite database in `dataDir` is used. */
   databaseUrl?: string
   /** PostgreSQL timeouts (DATABASE_CONNECT_TIMEOUT_S, DATABASE_STATEMENT_TIMEOUT_MS) when set; defaults in `PostgresDatabaseOptions`. */
   database: { connectTimeoutSeconds?: number; statementTimeoutMs?: number }
+  /** `EPISODIC_DATA_DIR`, default `./.episodic`: the embedded database, the built-in store's objects and generated secrets. */
   dataDir: string
   /** `s3` when the S3_* variables are set, `local` for the built-in store, `none` with EPISODIC_STORAGE=none. */
   storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string } | { kind: 'none' }
+  /** `PORT`, default 8787 (0 picks a free port). */
   port: number
+  /** `HOST`, default `127.0.0.1`. */
   host: string
+  /** `EPISODIC_PUBLIC_URL`: the public origin when behind a proxy. */
   baseUrl?: string
+  /** `EPISODIC_AUTH_CACHE_MS`, default 5000: how long a verified API key is cached. */
   authCacheMs: number
   /** Signs portal session cookies (EPISODIC_SESSION_SECRET); the Node adapter keeps one in the data folder when unset. */
   sessionSecret?: string

@@ -21,9 +21,10 @@ export type ErrorCode =
   | 'rate_limited' // 429: too many requests from one address or key (Retry-After says when to retry)
   | 'internal' // 500: database or storage failure
 
-type Status = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500
+/** The HTTP statuses an `ErrorCode` maps to. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 429 | 500
 
-const STATUS: Record<ErrorCode, Status> = {
+const STATUS: Record<ErrorCode, ErrorStatus> = {
   invalid: 400,
   unauthorized: 401,
   not_found: 404,
@@ -35,8 +36,11 @@ const STATUS: Record<ErrorCode, Status> = {
   internal: 500,
 }
 
+/** An error with a code the HTTP layer maps to a status (see `statusOf`); its message becomes the `{ "error": ... }` body, except for `internal` (a generic message; the cause is logged). */
 export class EpisodicError extends Error {
+  /** Always `'EpisodicError'`, so the error can be matched by name across bundles. */
   override readonly name = 'EpisodicError'
+  /** `code` picks the status; `cause` is logged for `internal`; `retryAfterSeconds` sets Retry-After on `rate_limited`. */
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -49,7 +53,8 @@ export class EpisodicError extends Error {
   /** For `rate_limited`: seconds until a retry can succeed (the Retry-After header). */
   readonly retryAfterSeconds: number | undefined
 
-  get status(): Status {
+  /** The HTTP status of `code`. */
+  get status(): ErrorStatus {
     return STATUS[this.code]
   }
 }

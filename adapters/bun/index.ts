@@ -9,6 +9,8 @@
  * const config = readConfig(process.env)
  * const { app } = await createBunApp(config)
  * const server = await serveBun(app, { port: config.port, host: config.host })
+ *
+ * @module
  */
 import { listenUrl } from '../../src/http/listen-url.ts'
 import { createNodeApp, type RunningServer } from '../node/index.ts'

@@ -10,6 +10,8 @@
  * const config = readConfig(Deno.env.toObject())
  * const { app } = await createDenoApp(config)
  * const server = await serveDeno(app, { port: config.port, host: config.host })
+ *
+ * @module
  */
 import { listenUrl } from '../../src/http/listen-url.ts'
 import { createNodeApp, type RunningServer } from '../node/index.ts'

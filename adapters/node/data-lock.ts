@@ -20,7 +20,9 @@ import { join } from 'node:path'
 
 /** Another live process holds the data folder. */
 export class DataFolderInUse extends Error {
+  /** Always `'DataFolderInUse'`, so the error can be matched by name. */
   override readonly name = 'DataFolderInUse'
+  /** `dataDir` is the folder asked for, `pid` the live process holding its lock. */
   constructor(
     readonly dataDir: string,
     readonly pid: number,
@@ -29,6 +31,7 @@ export class DataFolderInUse extends Error {
   }
 }
 
+/** The lock `lockDataFolder` took; release it when the database is closed. */
 export interface DataLock {
   /** Removes the lock file if it is still ours. Idempotent. */
   release(): void

@@ -7,6 +7,8 @@
  * import { createNodeApp, serveNode } from 'episodic/node'
  * const { app } = await createNodeApp(readConfig(process.env))
  * const server = await serveNode(app, { port: 8787 })
+ *
+ * @module
  */
 import { serve } from '@hono/node-server'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -33,7 +35,9 @@ import { NodeSha256 } from './sha256.ts'
 export { createDiskFiles, dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder, NodeSha256 }
 export { nodeListener, type NodeListenerOptions } from './listener.ts'
 
+/** What `createNodeApp` returns: the app and how to shut it down. */
 export interface NodeApp {
+  /** The fetch handler and its capabilities; mount `app.fetch` or pass it to `serveNode`. */
   app: EpisodicApp
   /** Stops listening for revocations and closes the database. */
   close(): Promise<void>
@@ -102,7 +106,7 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
  * the Node request), or `env.remoteAddress` where the Bun and Deno adapters
  * put it.
  */
-export const socketAddress: ClientAddress = (_request, env) => {
+export const socketAddress: ClientAddress = (_request: Request, env: unknown): string | undefined => {
   const e = env as { incoming?: { socket?: { remoteAddress?: string } }; remoteAddress?: string } | undefined
   return e?.incoming?.socket?.remoteAddress ?? e?.remoteAddress
 }
@@ -136,8 +140,11 @@ function fileSecret(dataDir: string, name: string): string {
   return secret
 }
 
+/** A server started by `serveNode`, `serveDeno` or `serveBun`. */
 export interface RunningServer {
+  /** The address it listens on, e.g. `http://127.0.0.1:8787` (the real port when 0 was asked for). */
   url: string
+  /** Stops listening and drops open connections; resolves once closed. */
   close(): Promise<void>
 }
 

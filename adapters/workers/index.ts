@@ -23,6 +23,8 @@
  * // src/index.ts of a Worker (wrangler.toml: see examples/workers)
  * import { createWorker } from 'episodic/workers'
  * export default createWorker()
+ *
+ * @module
  */
 import { Kysely } from 'kysely'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
@@ -41,13 +43,14 @@ import { NodeSha256 } from '../node/sha256.ts'
 import { createR2Files, type R2BucketLike } from './r2-files.ts'
 import { requestScopedSql } from './request-sql.ts'
 
-export { createR2Files, type R2BucketLike, type R2ObjectLike } from './r2-files.ts'
+export { createR2Files, type R2BucketLike, type R2MultipartUploadLike, type R2ObjectLike } from './r2-files.ts'
 
 /** A Worker's `env`: string variables and secrets, plus bindings. */
 export type WorkersEnv = Record<string, unknown>
 
 /** What this adapter uses of a Worker's `ExecutionContext`. */
 export interface ExecutionContextLike {
+  /** Keeps the isolate alive until `promise` settles (used to close the request's pool after the response). */
   waitUntil(promise: Promise<unknown>): void
 }
 
@@ -69,6 +72,7 @@ export interface WorkerOptions {
 
 /** The Worker's default export: `export default createWorker()`. */
 export interface EpisodicWorker {
+  /** Serves one request: the API, the portal and the built-in store. */
   fetch(request: Request, env: WorkersEnv, ctx: ExecutionContextLike): Promise<Response>
   /**
    * The Cron Trigger (`[triggers] crons` in wrangler.toml): sends the webhook

@@ -14,7 +14,7 @@ import { adminCall } from './admin.ts'
 import { startControl } from './control.ts'
 import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
-import type { EpisodicApp } from '../app.ts'
+import { type EpisodicApp, internalDeps } from '../app.ts'
 
 export async function serveCommand(config: EpisodicConfig, flags: { port?: string; host?: string }): Promise<number> {
   const port = flags.port === undefined ? config.port : Number(flags.port)
@@ -40,7 +40,7 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
     await close()
     throw listenError(error, port) ?? error
   }
-  const control = embedded ? await startControl(config.dataDir, server.url, adminCall(app.deps, (keyId) => app.deps.auth.forget(keyId))) : undefined
+  const control = embedded ? await startControl(config.dataDir, server.url, adminCall(app.deps, (keyId) => internalDeps(app).auth.forget(keyId))) : undefined
 
   const where = embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'
   const storage = config.storage.kind === 'none'

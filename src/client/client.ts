@@ -12,66 +12,116 @@
  * await client.upload(opened.upload_urls[0], bytes)
  * await client.finalizeEpisode(opened.episode_id, { duration_s: 12.5 })
  */
-import type * as v from 'valibot'
-import type { EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
-import type {
-  CreateEvalRunBody,
-  CreateEvalRunResponse,
-  EvalRunList,
-  EvalRunWithResults,
-  FinalizeEvalRunResponse,
-  ListEvalRunsQuery,
-  UploadResultBody,
-  UploadResultResponse,
-} from '../eval/schemas.ts'
-import type {
-  EpisodeRecord,
-  FinalizeEpisodeBody,
-  FinalizeEpisodeResponse,
-  OpenEpisodeBody,
-  OpenEpisodeResponse,
-  UploadUrl,
-} from '../episodes/ingest-schemas.ts'
-import type { ArtifactKind } from '../storage/types.ts'
 import { jsonText, parseJson } from '../http/json.ts'
-import type {
-  ArtifactsResponse,
-  CompleteMultipartBody,
-  CompleteMultipartResponse,
-  CreateMultipartBody,
-  CreateMultipartResponse,
-  ResumeMultipartResponse,
-  UploadUrlsResponse,
-} from '../episodes/upload-schemas.ts'
 import { type ClientOptions, resolveClientConfig } from './config.ts'
 import { AuthError, ConflictError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
 import { readSizedBody } from './download.ts'
 
-export type OpenEpisodeRequest = v.InferInput<typeof OpenEpisodeBody>
-export type OpenEpisodeResult = v.InferOutput<typeof OpenEpisodeResponse>
-export type FinalizeEpisodeRequest = v.InferInput<typeof FinalizeEpisodeBody>
-export type FinalizeEpisodeResult = v.InferOutput<typeof FinalizeEpisodeResponse>
-export type Episode = v.InferOutput<typeof EpisodeRecord>
-export type EpisodePage = v.InferOutput<typeof EpisodeList>
+// The wire types are the interfaces the server's valibot schemas are typed
+// with (episodes/*-schemas.ts, eval/schemas.ts), so client and server cannot
+// drift; they are re-exported here under the names the client has used.
+import type { Episode, FinalizeEpisodeInput, FinalizeEpisodeResult, OpenEpisodeInput, OpenEpisodeResult, UploadUrlEntry } from '../episodes/ingest-schemas.ts'
+import type { EpisodePage, ListEpisodesParams } from '../episodes/schemas.ts'
+import type {
+  CreatedEvalRun,
+  CreateEvalRunInput,
+  EvalResult,
+  EvalRunDetail,
+  EvalRunInfo,
+  EvalRunPage,
+  FinalizedEvalRun,
+  ListEvalRunsParams,
+  UploadResultInput,
+  UploadResultResult,
+} from '../eval/schemas.ts'
+import type { MetricBlob, MetricOutcomeSource } from '../eval/metric-blob.ts'
+import type { ActionDivergence, EpisodeCounts, MetricName, MetricSummary, ResultStatus, RollupSummary, Verdict } from '../eval/rollup.ts'
+import type {
+  ArtifactsResult,
+  ArtifactState,
+  CompleteMultipartInput,
+  CompleteMultipartResult,
+  CreateMultipartInput,
+  CreateMultipartResult,
+  PartUrl,
+  ResumeMultipartResult,
+  UploadedPart,
+  UploadUrlsResult,
+} from '../episodes/upload-schemas.ts'
+import type { ArtifactKind } from '../storage/types.ts'
+import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
+
+export type {
+  ActionDivergence,
+  ArtifactKind,
+  ArtifactsResult,
+  ArtifactState,
+  CompleteMultipartInput,
+  CompleteMultipartResult,
+  CreatedEvalRun,
+  CreateEvalRunInput,
+  CreateMultipartInput,
+  CreateMultipartResult,
+  Episode,
+  EpisodeCounts,
+  EpisodePage,
+  EpisodeSource,
+  EpisodeStatus,
+  EvalResult,
+  EvalRunDetail,
+  EvalRunInfo,
+  EvalRunPage,
+  FinalizedEvalRun,
+  FinalizeEpisodeInput,
+  FinalizeEpisodeResult,
+  ListEpisodesParams,
+  ListEvalRunsParams,
+  MetricBlob,
+  MetricName,
+  MetricOutcomeSource,
+  MetricSummary,
+  OpenEpisodeInput,
+  OpenEpisodeResult,
+  PartUrl,
+  ResultStatus,
+  ResumeMultipartResult,
+  RollupSummary,
+  UploadedPart,
+  UploadResultInput,
+  UploadResultResult,
+  UploadUrlEntry,
+  UploadUrlsResult,
+  Verdict,
+}
+
+/** Body of `openEpisode` (`POST /api/ingest/episode`); every field optional. */
+export type OpenEpisodeRequest = OpenEpisodeInput
+/** Body of `finalizeEpisode`; every field optional. */
+export type FinalizeEpisodeRequest = FinalizeEpisodeInput
 /** `GET /api/episodes` parameters; `metadata.<key>` ones filter on metadata (`{ 'metadata.task': 'reach' }`, see docs/portal.md). */
-export type ListEpisodesRequest = Partial<Record<keyof v.InferInput<typeof ListEpisodesQuery>, string | number>> & {
+export type ListEpisodesRequest = Partial<Record<keyof ListEpisodesParams, string | number>> & {
   [filter: `metadata.${string}`]: string | number | undefined
 }
-export type UploadUrlEntry = v.InferOutput<typeof UploadUrl>
-export type CreateEvalRunRequest = v.InferInput<typeof CreateEvalRunBody>
-export type CreatedEvalRun = v.InferOutput<typeof CreateEvalRunResponse>
-export type UploadResultRequest = v.InferInput<typeof UploadResultBody>
-export type UploadResultResult = v.InferOutput<typeof UploadResultResponse>
-export type FinalizedEvalRun = v.InferOutput<typeof FinalizeEvalRunResponse>
-export type EvalRun = v.InferOutput<typeof EvalRunWithResults>
-export type EvalRunPage = v.InferOutput<typeof EvalRunList>
-export type UploadUrlsResult = v.InferOutput<typeof UploadUrlsResponse>
-export type CreateMultipartRequest = v.InferInput<typeof CreateMultipartBody>
-export type MultipartUpload = v.InferOutput<typeof CreateMultipartResponse>
-export type ResumedMultipartUpload = v.InferOutput<typeof ResumeMultipartResponse>
-export type CompleteMultipartRequest = v.InferInput<typeof CompleteMultipartBody>
-export type CompletedMultipartUpload = v.InferOutput<typeof CompleteMultipartResponse>
-export type EpisodeArtifacts = v.InferOutput<typeof ArtifactsResponse>
+/** `GET /api/eval-runs` parameters (`limit`, `cursor`, `status`, version and time filters). */
+export type ListEvalRunsRequest = Partial<Record<keyof ListEvalRunsParams, string | number>>
+/** Body of `createEvalRun` (`POST /api/ingest/eval-run`). */
+export type CreateEvalRunRequest = CreateEvalRunInput
+/** Body of `uploadResult`: one baseline's outcome and metrics. */
+export type UploadResultRequest = UploadResultInput
+/** `getEvalRun`'s answer: the run with one result row per baseline. */
+export type EvalRun = EvalRunDetail
+/** Body of `createMultipart`: the artifact kind, its size and the part size. */
+export type CreateMultipartRequest = CreateMultipartInput
+/** `createMultipart`'s answer: the upload id and one presigned PUT URL per part. */
+export type MultipartUpload = CreateMultipartResult
+/** `resumeMultipart`'s answer: parts already stored and fresh URLs for the rest. */
+export type ResumedMultipartUpload = ResumeMultipartResult
+/** Body of `completeMultipart`: every part's number and ETag, ascending. */
+export type CompleteMultipartRequest = CompleteMultipartInput
+/** `completeMultipart`'s answer: the assembled object's size and ETag. */
+export type CompletedMultipartUpload = CompleteMultipartResult
+/** `listArtifacts`' answer: each kind's state in the store. */
+export type EpisodeArtifacts = ArtifactsResult
 /** Per-call options of the create endpoints. */
 export interface CreateOptions {
   /** Sent as `Idempotency-Key`: a retry with the same key gets the first answer (same ids). */
@@ -81,25 +131,35 @@ export interface CreateOptions {
 }
 /** What a PUT to a signed URL answered; HTTP errors are returned, not thrown (the caller decides to retry). */
 export interface SignedPutResult {
+  /** HTTP status object storage answered (200 on success). */
   status: number
+  /** The stored object's or part's ETag; `null` on failure. */
   etag: string | null
   /** S3's error code on failure (`AccessDenied`, `SignatureDoesNotMatch`, ...). */
   code: string | null
+  /** S3's error message on failure; empty on success. */
   message: string
 }
+/** A signed download URL for one artifact (`artifactUrl`). */
 export interface ArtifactAccess {
+  /** The episode the artifact belongs to. */
   episode_id: string
+  /** Which artifact. */
   kind: ArtifactKind
+  /** Signed GET URL; needs no API key. */
   url: string
+  /** When the URL stops working (ISO 8601 UTC, 15 minutes after minting). */
   expires_at: string
 }
 
 /** The client for one API key and base URL. */
 export class EpisodicClient {
+  /** The service's base URL, without a trailing slash. */
   readonly baseUrl: string
   readonly #apiKey: string
   readonly #fetch: typeof fetch
 
+  /** A client for one API key and base URL; `fetch` defaults to the global one. `connect` resolves these from the environment. */
   constructor(config: { apiKey: string; baseUrl: string; fetch?: typeof fetch }) {
     this.baseUrl = config.baseUrl.replace(/\/+$/, '')
     this.#apiKey = config.apiKey
@@ -117,6 +177,7 @@ export class EpisodicClient {
     return `${this.baseUrl}/portal/eval-runs/${evalRunId}`
   }
 
+  /** Opens an episode; returns its id and signed upload URLs. `ValidationError` on a bad body; an `idempotencyKey` makes retries safe. */
   openEpisode(body: OpenEpisodeRequest = {}, options: CreateOptions = {}): Promise<OpenEpisodeResult> {
     return this.#json('POST', '/api/ingest/episode', body, idempotencyHeader(options), options.onReplayed)
   }
@@ -136,10 +197,12 @@ export class EpisodicClient {
     return this.#json('GET', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
   }
 
+  /** Joins the uploaded parts (ascending, each with the ETag its PUT answered) into the artifact; throws when a part is missing or an ETag does not match. */
   completeMultipart(episodeId: string, uploadId: string, body: CompleteMultipartRequest): Promise<CompletedMultipartUpload> {
     return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}/complete`, body)
   }
 
+  /** Abandons a multipart upload and its stored parts. */
   async abortMultipart(episodeId: string, uploadId: string): Promise<void> {
     await this.#json('DELETE', `/api/ingest/episode/${encodeURIComponent(episodeId)}/multipart/${encodeURIComponent(uploadId)}`)
   }
@@ -170,14 +233,17 @@ export class EpisodicClient {
     return { status: response.status, etag: response.headers.get('etag'), code, message: response.ok ? '' : s3Message(text) }
   }
 
+  /** Marks an episode `ready` (default) or `failed`, merging `metadata`; `ConflictError` once archived. */
   finalizeEpisode(episodeId: string, body: FinalizeEpisodeRequest = {}): Promise<FinalizeEpisodeResult> {
     return this.#json('POST', `/api/ingest/episode/${encodeURIComponent(episodeId)}/finalize`, body)
   }
 
+  /** One episode of this client; `NotFoundError` when unknown or another client's. */
   getEpisode(episodeId: string): Promise<Episode> {
     return this.#json('GET', `/api/episodes/${encodeURIComponent(episodeId)}`)
   }
 
+  /** One page of this client's episodes, newest first; pass `next_cursor` as `cursor` for the next. */
   listEpisodes(query: ListEpisodesRequest = {}): Promise<EpisodePage> {
     return this.#json('GET', `/api/episodes${queryString(query)}`)
   }
@@ -221,23 +287,28 @@ export class EpisodicClient {
     }
   }
 
+  /** Creates an eval run against baseline episodes; `NotFoundError` when any baseline is unknown. */
   createEvalRun(body: CreateEvalRunRequest, options: CreateOptions = {}): Promise<CreatedEvalRun> {
     return this.#json('POST', '/api/ingest/eval-run', body, idempotencyHeader(options), options.onReplayed)
   }
 
+  /** Stores one baseline's result (a retry replaces it); `ConflictError` once the run is finalized. */
   uploadResult(evalRunId: string, body: UploadResultRequest): Promise<UploadResultResult> {
     return this.#json('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/result`, body)
   }
 
+  /** Finalizes the run and returns its rollup with the verdict; repeating it returns the same body. */
   finalizeEvalRun(evalRunId: string): Promise<FinalizedEvalRun> {
     return this.#json('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/finalize`, {})
   }
 
+  /** One eval run with its result rows in baseline order. */
   getEvalRun(evalRunId: string): Promise<EvalRun> {
     return this.#json('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`)
   }
 
-  listEvalRuns(query: Partial<Record<keyof v.InferInput<typeof ListEvalRunsQuery>, string | number>> = {}): Promise<EvalRunPage> {
+  /** One page of this client's eval runs, newest first. */
+  listEvalRuns(query: ListEvalRunsRequest = {}): Promise<EvalRunPage> {
     return this.#json('GET', `/api/eval-runs${queryString(query)}`)
   }
 

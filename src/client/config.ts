@@ -11,10 +11,14 @@ import { ConfigurationError } from './errors.ts'
 /** How a missing-key ConfigurationError begins (the CLI words its own advice). */
 export const NO_API_KEY = 'no API key'
 
+/** Base URL used when no option, variable or profile gives one: a local `episodic serve`. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787'
 
+/** Options of `EpisodicClient.connect` and `resolveClientConfig`; each one overrides the environment. */
 export interface ClientOptions {
+  /** API key (`ek_...`); default `EPISODIC_API_KEY`, then the credentials file. */
   apiKey?: string
+  /** Service URL; default `EPISODIC_BASE_URL`, then the profile, then `DEFAULT_BASE_URL`. */
   baseUrl?: string
   /** A named profile of the credentials file (it must exist when given). */
   profile?: string
@@ -24,8 +28,11 @@ export interface ClientOptions {
   environment?: ClientEnvironment
 }
 
+/** The key and base URL a client will use, and where the key came from. */
 export interface ResolvedClientConfig {
+  /** The API key to send as `Authorization: Bearer`. */
   apiKey: string
+  /** The service URL. */
   baseUrl: string
   /** Where the key came from, for error messages: `option`, `EPISODIC_API_KEY` or `<file> [profile]`. */
   source: string

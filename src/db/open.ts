@@ -13,6 +13,7 @@ import { createPostgresDatabase } from './postgres-js.ts'
 import { pgliteDialect } from './pglite.ts'
 import type { Database } from './schema.ts'
 
+/** Options of `openDatabase`: PostgreSQL when `url` is given, otherwise the embedded PGlite. */
 export interface OpenDatabaseOptions {
   /** PostgreSQL URL; when absent the embedded PGlite is used. */
   url?: string

@@ -47,8 +47,11 @@ export interface OpenEpisodeInput {
 
 /** The open body after validation, defaults filled in. */
 export interface OpenEpisodeParsed extends Omit<OpenEpisodeInput, 'source' | 'metadata' | 'request_uploads'> {
+  /** `real` when left out. */
   source: EpisodeSource
+  /** `{}` when left out. */
   metadata: Record<string, unknown>
+  /** All three kinds when left out. */
   request_uploads: ArtifactKind[]
 }
 
@@ -76,6 +79,7 @@ export const OpenEpisodeBody: v.GenericSchema<OpenEpisodeInput, OpenEpisodeParse
 
 /** One element of `upload_urls` (spec, "Upload URL entry"). */
 export interface UploadUrlEntry {
+  /** The artifact this URL uploads. */
   kind: ArtifactKind
   /** Signed PUT URL; the artifact's Content-Type is bound into the signature. */
   url: string
@@ -94,10 +98,13 @@ export const UploadUrl: v.GenericSchema<UploadUrlEntry> = typed<UploadUrlEntry>(
 
 /** `201` answer of `POST /api/ingest/episode`. */
 export interface OpenEpisodeResult {
+  /** The new episode's UUID. */
   episode_id: string
+  /** A new episode records until finalized. */
   status: 'recording'
   /** `r2` whenever signed URLs work; `unconfigured` without object storage. */
   storage: 'r2' | 'unconfigured'
+  /** One signed PUT URL per requested kind; empty when storage is `unconfigured`. */
   upload_urls: UploadUrlEntry[]
 }
 
@@ -130,6 +137,7 @@ export interface FinalizeEpisodeInput {
 
 /** The finalize body after validation. */
 export interface FinalizeEpisodeParsed extends Omit<FinalizeEpisodeInput, 'status'> {
+  /** `ready` when left out. */
   status: 'ready' | 'failed'
 }
 
@@ -149,8 +157,11 @@ export const FinalizeEpisodeBody: v.GenericSchema<FinalizeEpisodeInput, Finalize
 
 /** `200` answer of finalize. */
 export interface FinalizeEpisodeResult {
+  /** The finalized episode. */
   episode_id: string
+  /** The status it now has. */
   status: 'ready' | 'failed'
+  /** When it was finalized (ISO 8601 UTC). */
   updated_at: string
 }
 
@@ -162,26 +173,41 @@ export const FinalizeEpisodeResponse: v.GenericSchema<FinalizeEpisodeResult> = t
 
 /** The full stored episode record (`GET /api/episodes/{id}`). */
 export interface Episode {
+  /** The episode's UUID. */
   episode_id: string
+  /** The client (API key owner) that recorded it. */
   client_id: string
+  /** The name given at open, if any. */
   name: string | null
   /** `name`, or `episode_<first 8 characters of the id>` when unnamed. */
   display_name: string
+  /** Whether it was recorded on a real robot, in simulation or by a replay. */
   source: EpisodeSource
+  /** Robot identifier given at open. */
   robot: string | null
+  /** Version of the policy that acted. */
   policy_version: string | null
+  /** Version of the environment or simulator. */
   env_version: string | null
+  /** Commit of the code that recorded it. */
   git_sha: string | null
   /** A number, or a `bigint` outside ±(2^53 - 1) so that no digit is lost. */
   seed: number | bigint | null
+  /** Frames per second of the recording. */
   fps: number | null
+  /** Free-form JSON object given at open and merged at finalize. */
   metadata: Record<string, unknown>
+  /** `recording` until finalized, then `ready` or `failed`; `archived` once archived. */
   status: EpisodeStatus
+  /** Length in seconds, as given at finalize. */
   duration_s: number | null
+  /** Total artifact bytes, as given (or computed by `verify_artifacts`) at finalize. */
   bytes_total: number | null
   /** Kinds whose upload URLs were minted at open. */
   artifacts: ArtifactKind[]
+  /** When it was opened (ISO 8601 UTC). */
   created_at: string
+  /** Last change (ISO 8601 UTC). */
   updated_at: string
 }
 

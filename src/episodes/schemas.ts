@@ -17,9 +17,13 @@ export interface ListEpisodesParams {
   limit?: string
   /** `next_cursor` of the previous page. */
   cursor?: string
+  /** Only episodes from this source. */
   source?: EpisodeSource
+  /** Only episodes in this status. */
   status?: EpisodeStatus
+  /** Only this policy version (exact). */
   policy_version?: string
+  /** Only this robot (exact). */
   robot?: string
   /** ISO 8601 date or date-time (UTC when no zone is given); inclusive. */
   created_after?: string
@@ -29,8 +33,11 @@ export interface ListEpisodesParams {
 
 /** The list query after validation (`limit` a number, the time range as dates). */
 export interface ListEpisodesInput extends Omit<ListEpisodesParams, 'limit' | 'created_after' | 'created_before'> {
+  /** Page size, 50 when left out. */
   limit: number
+  /** Inclusive lower bound on `created_at`. */
   created_after?: Date
+  /** Exclusive upper bound on `created_at`. */
   created_before?: Date
 }
 
@@ -50,6 +57,7 @@ export const ListEpisodesQuery: v.GenericSchema<ListEpisodesParams, ListEpisodes
 
 /** One page of `GET /api/episodes`, newest first. */
 export interface EpisodePage {
+  /** The episodes on this page, newest first. */
   items: Episode[]
   /** Pass as `cursor` for the next page; null on the last. */
   next_cursor: string | null

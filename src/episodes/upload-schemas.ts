@@ -24,7 +24,9 @@ export const UploadUrlsBody: v.GenericSchema<UploadUrlsInput> = typed<UploadUrls
 
 /** `200` answer of `POST .../upload-urls`. */
 export interface UploadUrlsResult {
+  /** The episode the URLs are for. */
   episode_id: string
+  /** One fresh signed PUT URL per kind. */
   upload_urls: UploadUrlEntry[]
 }
 
@@ -42,6 +44,7 @@ const wholeBytes = (max: number, what: string) =>
 
 /** Body of `POST .../multipart`. */
 export interface CreateMultipartInput {
+  /** The artifact to upload in parts. */
   kind: ArtifactKind
   /** The artifact's size in bytes, at most 5 TiB. */
   size: number
@@ -60,7 +63,9 @@ export const CreateMultipartBody: v.GenericSchema<CreateMultipartInput> = typed<
 
 /** A presigned PUT of one part. */
 export interface PartUrl {
+  /** 1-based part number. */
   part_number: number
+  /** Presigned PUT URL of this part. */
   url: string
 }
 
@@ -68,12 +73,19 @@ const PartUrlSchema: v.GenericSchema<PartUrl> = typed<PartUrl>()(v.object({ part
 
 /** `201` answer of `POST .../multipart`. */
 export interface CreateMultipartResult {
+  /** The episode the upload belongs to. */
   episode_id: string
+  /** The artifact being uploaded. */
   kind: ArtifactKind
+  /** Pass to resume, complete or abort. */
   upload_id: string
+  /** Bytes per part (the last may be smaller). */
   part_size: number
+  /** Number of parts, at most 10,000. */
   part_count: number
+  /** One presigned PUT URL per part, ascending. */
   parts: PartUrl[]
+  /** When the part URLs stop working (ISO 8601 UTC); `resumeMultipart` mints fresh ones. */
   expires_at: string
 }
 
@@ -89,19 +101,29 @@ export const CreateMultipartResponse: v.GenericSchema<CreateMultipartResult> = t
 
 /** A part the store already holds. */
 export interface UploadedPart {
+  /** 1-based part number. */
   part_number: number
+  /** Bytes stored. */
   size: number
+  /** ETag to pass to complete. */
   etag: string
 }
 
 /** `200` answer of `GET .../multipart/{upload_id}`: what is stored, and fresh URLs for the rest. */
 export interface ResumeMultipartResult {
+  /** The upload resumed. */
   upload_id: string
+  /** The artifact being uploaded. */
   kind: ArtifactKind
+  /** Bytes per part (the last may be smaller). */
   part_size: number
+  /** Number of parts. */
   part_count: number
+  /** Parts the store already holds. */
   uploaded: UploadedPart[]
+  /** Fresh presigned PUT URLs for the parts not yet stored. */
   parts: PartUrl[]
+  /** When these URLs stop working (ISO 8601 UTC). */
   expires_at: string
 }
 
@@ -145,9 +167,13 @@ export const CompleteMultipartBody: v.GenericSchema<CompleteMultipartInput> = ty
 
 /** `200` answer of complete. */
 export interface CompleteMultipartResult {
+  /** The episode the artifact belongs to. */
   episode_id: string
+  /** The assembled artifact. */
   kind: ArtifactKind
+  /** Its size in bytes. */
   size: number
+  /** The store's ETag of the assembled object. */
   etag: string
 }
 
@@ -160,19 +186,25 @@ export const CompleteMultipartResponse: v.GenericSchema<CompleteMultipartResult>
 
 /** One artifact as `GET /api/episodes/{id}/artifacts` reports it (a HEAD on the store). */
 export interface ArtifactState {
+  /** Which artifact. */
   kind: ArtifactKind
   /** Upload URLs were handed out for it. */
   requested: boolean
   /** The store holds the object. */
   present: boolean
+  /** Bytes stored; `null` when absent. */
   size: number | null
+  /** The store's ETag; `null` when absent. */
   etag: string | null
+  /** Stored Content-Type; `null` when absent or not reported. */
   content_type: string | null
 }
 
 /** `200` answer of `GET /api/episodes/{id}/artifacts`. */
 export interface ArtifactsResult {
+  /** The episode checked. */
   episode_id: string
+  /** Every artifact kind, the requested ones first. */
   artifacts: ArtifactState[]
 }
 

@@ -14,7 +14,9 @@ export type ResultStatus = 'pending' | 'done' | 'failed' | 'skipped'
 
 /** The part of an eval result row the rollup reads. */
 export interface RollupRow {
+  /** The row's status; only `done` rows with metrics count. */
   status: ResultStatus
+  /** The uploaded metric blob, or `null`. */
   metrics: MetricBlob | null
 }
 

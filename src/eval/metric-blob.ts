@@ -20,10 +20,14 @@ const MUST = {
 const sourceLabel = v.picklist(['reported', 'recorded'], MUST.source)
 
 /** Where each candidate outcome value came from (contract, "Metric blob additions"). */
-export interface OutcomeSource {
+export interface MetricOutcomeSource {
+  /** Source of `success_candidate`. */
   success?: 'reported' | 'recorded'
+  /** Source of `reward_total_candidate`. */
   reward_total?: 'reported' | 'recorded'
+  /** Source of `collision_count_candidate`. */
   collision_count?: 'reported' | 'recorded'
+  /** Source of `time_to_goal_s_candidate`. */
   time_to_goal_s?: 'reported' | 'recorded'
 }
 
@@ -152,7 +156,7 @@ export interface MetricBlob {
   /** Steps whose non-finite components were left out of the action metrics; integer >= 0. */
   nonfinite_steps?: number
   /** Where each candidate outcome value came from: `reported` by the policy through `_outcome`, or `recorded` (the baseline's). */
-  outcome_source?: OutcomeSource | null
+  outcome_source?: MetricOutcomeSource | null
   /** Extra columns: any JSON value, kept as given. */
   [column: string]: unknown
 }

@@ -15,7 +15,7 @@ import { type ActionDivergence, decideVerdict, type Verdict } from './verdict.ts
 
 export { clean, differences, meanOf, type MetricName, METRICS, type MetricSpec, pairedTable } from './metric-table.ts'
 
-export type { EpisodeCounts, ResultStatus, RollupRow } from './columns.ts'
+export type { EpisodeCounts, MetricColumn, ResultStatus, RollupRow } from './columns.ts'
 export type { ActionDivergence, Verdict } from './verdict.ts'
 
 /**

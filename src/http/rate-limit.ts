@@ -14,7 +14,9 @@ import { rateLimiter } from 'hono-rate-limiter'
 
 /** At most `limit` requests per `windowMs` milliseconds. */
 export interface RateLimit {
+  /** Requests allowed per window. */
   limit: number
+  /** Window length in milliseconds. */
   windowMs: number
 }
 

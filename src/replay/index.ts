@@ -34,7 +34,19 @@ export { baselineOutcome, candidateOutcome, type Outcome, type OutcomeSource, ou
 export { type ActionMetrics, actionMetrics, type ActionValue, CandidateRecorder } from './metrics.ts'
 export { MetricsError } from './errors.ts'
 export * from './npz/index.ts'
-export { METRICS, type MetricSummary, rollup, type RollupOptions, type RollupSummary, type Verdict } from '../eval/rollup.ts'
-export type { MetricBlob } from '../eval/metric-blob.ts'
+export {
+  type EpisodeCounts,
+  type MetricColumn,
+  type MetricName,
+  METRICS,
+  type MetricSpec,
+  type MetricSummary,
+  rollup,
+  type RollupOptions,
+  type RollupRow,
+  type RollupSummary,
+  type Verdict,
+} from '../eval/rollup.ts'
+export type { MetricBlob, MetricOutcomeSource } from '../eval/metric-blob.ts'
 export * from '../client/errors.ts'
 export { EpisodicClient } from '../client/client.ts'

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createNodeApp, serveNode } from '../../adapters/node/index.ts'
 import { archiveEpisode, createClient, createKey, revokeKey } from '../../src/admin/admin.ts'
-import type { EpisodicApp, EpisodicOptions } from '../../src/app.ts'
+import { type EpisodicApp, type EpisodicOptions, internalDeps } from '../../src/app.ts'
 import { readConfig } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/open.ts'
 import { openTestDatabase } from './pglite.ts'
@@ -70,7 +70,7 @@ export async function startService(
       if (kind === 'pglite') {
         // As `episodic keys revoke` does through the control socket.
         await revokeKey(app.deps, keyId)
-        app.deps.auth.forget(keyId)
+        internalDeps(app).auth.forget(keyId)
         return
       }
       // As a CLI on another machine does: its own connection, then NOTIFY.
