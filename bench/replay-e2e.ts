@@ -17,10 +17,11 @@
  * Knobs: E2E_EPISODES (200), E2E_ROUNDS (2), E2E_SIDES=numpy,javascript (a
  * subset), E2E_VARIANTS=1 (adds numpy with 16 downloads, no read-ahead,
  * --concurrency 2), E2E_PROFILE=1 (CPU profiles of the CLI runs in
- * /tmp/e2e-prof).
+ * /tmp/e2e-prof), E2E_AB=DIR (adds the JavaScript run with the CLI of the
+ * checkout in DIR, for an interleaved A/B), E2E_NODE_FLAGS='--trace-gc ...' (Node flags for the CLI runs).
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -36,6 +37,8 @@ const PYTHON = process.env.PYTHON ?? 'python3'
 const SERVER_PYTHON = process.env.POLICY_SERVER_PYTHON ?? '/usr/bin/python3'
 /** The CLI is bundled as the npm package ships it (dist/cli.js), so Node's start-up is not tsx's. */
 const BUNDLE_DIR = resolve('node_modules/.cache/episodic-bench-e2e')
+/** GNU time, for each side's CPU seconds (absent: CPU columns read NaN). */
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null
 
 /** numpy writes the baselines: `make DIR` -> stored.npz / deflated.npz sensors and actions.npz. */
 const MAKE = String.raw`
@@ -95,21 +98,37 @@ print(json.dumps({'seconds': time.perf_counter() - t0, 'l2_first': out[0][0]}))
 const POLICY_MJS = `export const noop = (obs) => ({ '/action/joint_position': obs['/joint_states/position'] })\n`
 const POLICY_PY = `def noop(obs):\n    return {'/action/joint_position': obs['/joint_states/position']}\n`
 
-/** Runs a command to its end; returns wall seconds (from spawn to exit) and stdout. */
-function timed(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ seconds: number; stdout: string }> {
+/** What one side cost: wall seconds (spawn to exit), its own CPU seconds, the service's CPU seconds meanwhile. */
+interface Timed {
+  seconds: number
+  cpu: number
+  serverCpu: number
+  stdout: string
+}
+
+/**
+ * Runs a command to its end under /usr/bin/time (when present) for its CPU
+ * seconds; the service runs in this process, so its CPU over the same span is
+ * `process.cpuUsage()`'s delta. CPU seconds move far less with the machine's
+ * load than wall seconds do.
+ */
+function timed(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Timed> {
   return new Promise((done, fail) => {
+    const cpuFile = join(tmpdir(), `episodic-e2e-cpu-${process.pid}`)
+    const wrapped = TIME ? [TIME, ['-f', '%U %S', '-o', cpuFile, command, ...args]] as const : [command, args] as const
     const t0 = performance.now()
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'inherit'] })
+    const server0 = process.cpuUsage()
+    const child = spawn(wrapped[0], wrapped[1], { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'inherit'] })
     let stdout = ''
     child.stdout.on('data', (d) => (stdout += d))
-    child.on(
-      'close',
-      (
-        code,
-      ) => (code === 0
-        ? done({ seconds: (performance.now() - t0) / 1000, stdout })
-        : fail(new Error(`${command} ${args.slice(0, 3).join(' ')} exited ${code}:\n${stdout.slice(-2000)}`))),
-    )
+    child.on('close', (code) => {
+      if (code !== 0) return fail(new Error(`${command} ${args.slice(0, 3).join(' ')} exited ${code}:\n${stdout.slice(-2000)}`))
+      const seconds = (performance.now() - t0) / 1000
+      if (process.env.E2E_NODE_FLAGS) writeFileSync(join(tmpdir(), `episodic-e2e-stdout-${Date.now()}.txt`), stdout)
+      const server = process.cpuUsage(server0)
+      const cpu = TIME ? readFileSync(cpuFile, 'utf8').trim().split('\n').at(-1)!.split(' ').reduce((a, b) => a + Number(b), 0) : NaN
+      done({ seconds, cpu, serverCpu: (server.user + server.system) / 1e6, stdout })
+    })
   })
 }
 
@@ -157,10 +176,11 @@ export async function main(): Promise<void> {
 
     const env = { EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), PYTHONDONTWRITEBYTECODE: '1' }
     const cli = await bundleCli()
-    const replay = (policy: string[]) =>
+    const replay = (policy: string[], bundle = cli) =>
       timed(process.execPath, [
         ...(process.env.E2E_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', '/tmp/e2e-prof'] : []),
-        cli,
+        ...(process.env.E2E_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+        bundle,
         'replay',
         'run',
         ...policy,
@@ -170,7 +190,7 @@ export async function main(): Promise<void> {
         '@ids.txt',
         '--dry-run',
       ], { cwd: dir, env })
-    const sides: Record<string, () => Promise<{ seconds: number }>> = {
+    const sides: Record<string, () => Promise<Timed>> = {
       numpy: () => timed(PYTHON, ['-c', NUMPY, svc.url, key, ids.join(','), '8']),
       javascript: () => replay(['--policy', './noop.mjs:noop']),
       python: () => replay(['--policy', './noop_policy.py:noop', '--python', PYTHON]),
@@ -193,24 +213,40 @@ export async function main(): Promise<void> {
       sides['js, no prefetch'] = () => replay(['--policy', './noop.mjs:noop', '--prefetch-mb', '0'])
       sides['js, concurrency 2'] = () => replay(['--policy', './noop.mjs:noop', '--concurrency', '2'])
     }
+    if (process.env.E2E_AB) {
+      // An interleaved A/B: the same JavaScript run with the CLI of another checkout (its node_modules are not needed).
+      const other = await bundleCli(process.env.E2E_AB, `${BUNDLE_DIR}-ab`)
+      sides['javascript (A/B)'] = () => replay(['--policy', './noop.mjs:noop'], other)
+    }
     if (!sides['policy server']) console.log(`(policy-server row skipped: ${SERVER_PYTHON} lacks numpy, msgpack or websockets)`)
 
     if (process.env.E2E_SIDES) { for (const name of Object.keys(sides)) if (!process.env.E2E_SIDES.split(',').includes(name)) delete sides[name] }
     await replay(['--help']) // warms the file cache
-    const times: Record<string, number[]> = Object.fromEntries(Object.keys(sides).map((k) => [k, []]))
-    for (let r = 0; r < ROUNDS; r++) for (const [name, run] of Object.entries(sides)) times[name]!.push((await run()).seconds)
-    const numpy = median(times.numpy ?? [NaN])
+    const times: Record<string, Timed[]> = Object.fromEntries(Object.keys(sides).map((k) => [k, []]))
+    for (let r = 0; r < ROUNDS; r++) for (const [name, run] of Object.entries(sides)) times[name]!.push(await run())
+    const med = (name: string, field: 'seconds' | 'cpu' | 'serverCpu') => median((times[name] ?? []).map((t) => t[field]))
+    const numpy = med('numpy', 'seconds')
     const target: Record<string, string> = { javascript: '>= 1.5x', python: '>= 1.0x' }
-    console.log(`${'side'.padEnd(16)}${'seconds'.padStart(9)}${'vs numpy'.padStart(10)}  target   (median of ${ROUNDS}; wall time from process start to exit)`)
-    for (const [name, list] of Object.entries(times)) {
-      const s = median(list)
+    console.log(
+      `${'side'.padEnd(18)}${'seconds'.padStart(9)}${'vs numpy'.padStart(10)}${'CPU s'.padStart(8)}${
+        'service CPU s'.padStart(15)
+      }  target   (medians of ${ROUNDS}; wall time from process start to exit)`,
+    )
+    for (const name of Object.keys(times)) {
+      const s = med(name, 'seconds')
+      const ratio = name === 'numpy' ? '-' : `${(numpy / s).toFixed(2)}x`
       console.log(
-        `${name.padEnd(16)}${s.toFixed(2).padStart(9)}${name === 'numpy' ? '         -' : `${(numpy / s).toFixed(2)}x`.padStart(10)}  ${target[name] ?? ''}`,
+        `${name.padEnd(18)}${s.toFixed(2).padStart(9)}${ratio.padStart(10)}${med(name, 'cpu').toFixed(2).padStart(8)}${
+          med(name, 'serverCpu').toFixed(2).padStart(15)
+        }  ${target[name] ?? ''}`,
       )
     }
+    const ratios = (name: string) => (times[name] ?? []).map((t, r) => ((times.numpy?.[r]?.seconds ?? NaN) / t.seconds).toFixed(2)).join(' ')
+    for (const name of Object.keys(times)) if (name !== 'numpy') console.log(`${name} vs numpy per round: ${ratios(name)}`)
+    console.log(`load now ${loadavg()[0]!.toFixed(1)}`)
     if (!times.python) return
     const overhead = await bridgeOverhead(dir)
-    const perStep = ((median(times.python!) - median(times.javascript!)) * 1e6) / (EPISODES * STEPS)
+    const perStep = ((med('python', 'seconds') - med('javascript', 'seconds')) * 1e6) / (EPISODES * STEPS)
     console.log(
       `bridge overhead per step (no-op Python policy): ${overhead.pipelined.toFixed(1)} us pipelined as replay runs it (target <= 30), ${
         overhead.roundTrip.toFixed(1)
@@ -224,11 +260,11 @@ export async function main(): Promise<void> {
 }
 
 /** Bundles src/cli/main.ts as tsup builds dist/cli.js (the bridge beside it); returns the file. */
-async function bundleCli(): Promise<string> {
+async function bundleCli(checkout = '.', outDir = BUNDLE_DIR): Promise<string> {
   const { build } = await import('tsup')
   await build({
-    entry: { cli: 'src/cli/main.ts' },
-    outDir: BUNDLE_DIR,
+    entry: { cli: join(checkout, 'src/cli/main.ts') },
+    outDir,
     format: 'esm',
     platform: 'node',
     target: 'node20',
@@ -239,8 +275,8 @@ async function bundleCli(): Promise<string> {
     external: ['tsx'],
     removeNodeProtocol: false,
   })
-  cpSync(resolve('src/replay/python/episodic_bridge.py'), join(BUNDLE_DIR, 'episodic_bridge.py'))
-  return join(BUNDLE_DIR, 'cli.js')
+  cpSync(resolve(checkout, 'src/replay/python/episodic_bridge.py'), join(outDir, 'episodic_bridge.py'))
+  return join(outDir, 'cli.js')
 }
 
 /**
