@@ -176,7 +176,7 @@ export async function main(): Promise<void> {
 
     const env = { EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), PYTHONDONTWRITEBYTECODE: '1' }
     const cli = await bundleCli()
-    const replay = (policy: string[], bundle = cli) =>
+    const replay = (policy: string[], bundle = cli, extraEnv: Record<string, string> = {}) =>
       timed(process.execPath, [
         ...(process.env.E2E_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', '/tmp/e2e-prof'] : []),
         ...(process.env.E2E_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
@@ -189,7 +189,7 @@ export async function main(): Promise<void> {
         '--baseline-episodes',
         '@ids.txt',
         '--dry-run',
-      ], { cwd: dir, env })
+      ], { cwd: dir, env: { ...env, ...extraEnv } })
     const sides: Record<string, () => Promise<Timed>> = {
       numpy: () => timed(PYTHON, ['-c', NUMPY, svc.url, key, ids.join(','), '8']),
       javascript: () => replay(['--policy', './noop.mjs:noop']),
@@ -212,6 +212,8 @@ export async function main(): Promise<void> {
       sides['numpy, 16 dl'] = () => timed(PYTHON, ['-c', NUMPY, svc.url, key, ids.join(','), '16'])
       sides['js, no prefetch'] = () => replay(['--policy', './noop.mjs:noop', '--prefetch-mb', '0'])
       sides['js, concurrency 2'] = () => replay(['--policy', './noop.mjs:noop', '--concurrency', '2'])
+      // glibc 2.35+: malloc's large blocks (V8's ArrayBuffers) in transparent huge pages, as numpy's arrays are.
+      sides['js hugetlb'] = () => replay(['--policy', './noop.mjs:noop'], cli, { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' })
     }
     if (process.env.E2E_AB) {
       // An interleaved A/B: the same JavaScript run with the CLI of another checkout (its node_modules are not needed).
