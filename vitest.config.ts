@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
+import { SlowestFirstSequencer } from './test/sequencer.ts'
 
 /**
  * Timeouts are for hangs, not for pacing: on a busy 2-core machine a
@@ -20,5 +21,6 @@ export default defineConfig({
     hookTimeout: 600_000 * scale,
     teardownTimeout: 60_000 * scale,
     slowTestThreshold: 10_000,
+    sequence: { sequencer: SlowestFirstSequencer },
   },
 })
