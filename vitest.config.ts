@@ -16,6 +16,11 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'adapters/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
+    // Files share their worker's module cache instead of importing Hono,
+    // Kysely and PGlite afresh each: 280 s against 383 s for the warm suite
+    // (2026-11-23, 2 cores). Safe because no test mocks modules, stubs
+    // globals or changes process.env; each file closes what it starts.
+    isolate: false,
     maxWorkers: Math.max(2, availableParallelism() + 1),
     testTimeout: 300_000 * scale,
     hookTimeout: 600_000 * scale,
