@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
-import { describe, it } from 'vitest'
+import { describeRequiring } from '../helpers/requires.ts'
 
 /** Where Debian puts it; CHROMIUM_PATH overrides. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -30,18 +30,6 @@ export function launchChromium(): Promise<Browser> {
 
 /** `describe` that runs only when Chromium is installed (see the module doc for the CI rule). */
 export function describeWithChromium(name: string, body: () => void, timeout = 90_000): void {
-  if (existsSync(CHROMIUM_PATH)) {
-    describe(name, { timeout }, body)
-    return
-  }
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs Chromium (CI=true forbids skipping)', () => {
-        throw new Error(`chromium not found at ${CHROMIUM_PATH}; install it (apt-get install -y chromium) or set CHROMIUM_PATH`)
-      })
-    })
-    return
-  }
-  console.warn(`\n*** SKIPPED: chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium); "${name}" did not run ***\n`)
-  describe.skip(name, body)
+  const missing = `chromium not found at ${CHROMIUM_PATH}; install it (apt-get install -y chromium) or set CHROMIUM_PATH`
+  describeRequiring(name, existsSync(CHROMIUM_PATH) ? null : missing, body, { timeout })
 }

@@ -7,7 +7,7 @@
  * A missing one skips its suite loudly, or fails it under `CI=true`.
  */
 import { spawnSync } from 'node:child_process'
-import { describe, it } from 'vitest'
+import { describeRequiring } from './requires.ts'
 
 export const BRIDGE_PYTHON = process.env.PYTHON ?? 'python3'
 export const SERVER_PYTHON = process.env.POLICY_SERVER_PYTHON ?? '/usr/bin/python3'
@@ -19,19 +19,5 @@ function has(python: string, modules: string[]): boolean {
 
 /** `describe` that runs when `python` imports `modules` (see the module doc for skipping). */
 export function describeWithPython(name: string, python: string, modules: string[], body: () => void): void {
-  if (has(python, modules)) {
-    describe(name, body)
-    return
-  }
-  const why = `${python} cannot import ${modules.join(', ')}`
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs its Python modules (CI=true forbids skipping)', () => {
-        throw new Error(`${why}; install them (see .ci/run)`)
-      })
-    })
-    return
-  }
-  console.warn(`\n*** SKIPPED: ${why}; "${name}" did not run ***\n`)
-  describe.skip(name, body)
+  describeRequiring(name, has(python, modules) ? null : `${python} cannot import ${modules.join(', ')}; install them (see .ci/run)`, body)
 }

@@ -13,7 +13,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { createServer } from 'node:net'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
-import { describe, it } from 'vitest'
+import { describeRequiring } from './requires.ts'
 
 /** The newest Debian PostgreSQL bin folder with initdb, or null. */
 export function postgresBin(): string | null {
@@ -40,20 +40,13 @@ export function privateClusterAvailable(): boolean {
 
 /** `describe` that runs only where PostgreSQL's binaries are (see module doc). */
 export function describeWithPrivateCluster(name: string, body: () => void): void {
-  if (postgresBin() !== null) {
-    describe(name, body)
-    return
-  }
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs PostgreSQL binaries for a private cluster (CI=true forbids skipping)', () => {
-        throw new Error('no initdb under /usr/lib/postgresql/*/bin: install postgresql or set POSTGRES_BIN')
-      })
-    })
-    return
-  }
-  console.warn(`\n*** SKIPPED: no PostgreSQL binaries (initdb) for a private cluster; "${name}" did not run ***\n`)
-  describe.skip(name, body)
+  describeRequiring(
+    name,
+    postgresBin() !== null
+      ? null
+      : 'no PostgreSQL binaries (initdb under /usr/lib/postgresql/*/bin) for a private cluster: install postgresql or set POSTGRES_BIN',
+    body,
+  )
 }
 
 function freePort(): Promise<number> {

@@ -5,7 +5,7 @@
  * never pass by silently not checking numpy compatibility.
  */
 import { spawnSync } from 'node:child_process'
-import { describe, it } from 'vitest'
+import { describeRequiring } from './requires.ts'
 
 const PYTHON = process.env.PYTHON ?? 'python3'
 
@@ -38,18 +38,5 @@ export function runPython(script: string, args: string[] = []): string {
  * for the skip / CI rule).
  */
 export function describeWithNumpy(name: string, body: () => void): void {
-  if (numpyVersion() !== null) {
-    describe(name, body)
-    return
-  }
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs python3 with numpy (CI=true forbids skipping)', () => {
-        throw new Error(`python3/numpy not found (tried ${PYTHON}); install numpy or set PYTHON`)
-      })
-    })
-    return
-  }
-  console.warn(`\n*** SKIPPED: python3/numpy not found (tried ${PYTHON}); "${name}" did not run ***\n`)
-  describe.skip(name, body)
+  describeRequiring(name, numpyVersion() !== null ? null : `python3/numpy not found (tried ${PYTHON}); install numpy or set PYTHON`, body)
 }
