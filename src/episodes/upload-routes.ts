@@ -36,6 +36,13 @@ export function uploadRoutes(deps: Deps) {
   const checked = requireKeyOrSession(deps)
   const auth = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : checked(c, next)))
   const originOf = (c: Context<AppEnv>) => deps.baseUrl ?? new URL(c.req.url).origin
+  /** The episode (404/409 as for fresh URLs), the multipart upload the path names (404), its store and object key. */
+  const openUpload = async (c: Context<AppEnv>) => {
+    const clientId = c.get('clientId')
+    const episode = await uploadableEpisode(deps.db, clientId, c.req.param('id'))
+    const upload = await findUpload(deps, episode.episode_id, c.req.param('upload'))
+    return { episode, upload, multipart: multipartOf(deps), key: objectKey(clientId, episode.episode_id, upload.kind) }
+  }
 
   app.post('/ingest/episode/:id/upload-urls', auth, async (c) => {
     const clientId = c.get('clientId')
@@ -95,11 +102,7 @@ export function uploadRoutes(deps: Deps) {
   })
 
   app.get('/ingest/episode/:id/multipart/:upload', auth, async (c) => {
-    const clientId = c.get('clientId')
-    const episode = await uploadableEpisode(deps.db, clientId, c.req.param('id'))
-    const upload = await findUpload(deps, episode.episode_id, c.req.param('upload'))
-    const multipart = multipartOf(deps)
-    const key = objectKey(clientId, episode.episode_id, upload.kind)
+    const { episode, upload, multipart, key } = await openUpload(c)
     const stored = await multipart.listParts(key, upload.uploadId).catch((error) => Promise.reject(fromStorageError(error)))
     const have = new Set(stored.map((part) => part.partNumber))
     const missing = Array.from({ length: upload.partCount }, (_, i) => i + 1).filter((n) => !have.has(n))
@@ -117,12 +120,8 @@ export function uploadRoutes(deps: Deps) {
   })
 
   app.post('/ingest/episode/:id/multipart/:upload/complete', auth, async (c) => {
-    const clientId = c.get('clientId')
-    const episode = await uploadableEpisode(deps.db, clientId, c.req.param('id'))
-    const upload = await findUpload(deps, episode.episode_id, c.req.param('upload'))
+    const { episode, upload, multipart, key } = await openUpload(c)
     const body = await readJsonBody(c.req.raw, CompleteMultipartBody, deps.bodyLimit)
-    const multipart = multipartOf(deps)
-    const key = objectKey(clientId, episode.episode_id, upload.kind)
     const parts = body.parts.map((part) => ({ partNumber: part.part_number, etag: part.etag }))
     // Checked here first, so every store answers a misordered list alike
     // (Ceph's gateway would report a small part before the order).
@@ -145,12 +144,9 @@ export function uploadRoutes(deps: Deps) {
   })
 
   app.delete('/ingest/episode/:id/multipart/:upload', auth, async (c) => {
-    const clientId = c.get('clientId')
-    const episode = await uploadableEpisode(deps.db, clientId, c.req.param('id'))
-    const upload = await findUpload(deps, episode.episode_id, c.req.param('upload'))
-    const multipart = multipartOf(deps)
+    const { episode, upload, multipart, key } = await openUpload(c)
     try {
-      await multipart.abort(objectKey(clientId, episode.episode_id, upload.kind), upload.uploadId)
+      await multipart.abort(key, upload.uploadId)
     } catch (error) {
       // Already gone from the store (aborted or expired there): forgetting it here finishes the abort.
       const mapped = fromStorageError(error)
