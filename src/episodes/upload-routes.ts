@@ -102,7 +102,7 @@ export function uploadRoutes(deps: Deps) {
   })
 
   app.get('/ingest/episode/:id/multipart/:upload', auth, async (c) => {
-    const { episode, upload, multipart, key } = await openUpload(c)
+    const { upload, multipart, key } = await openUpload(c)
     const stored = await multipart.listParts(key, upload.uploadId).catch((error) => Promise.reject(fromStorageError(error)))
     const have = new Set(stored.map((part) => part.partNumber))
     const missing = Array.from({ length: upload.partCount }, (_, i) => i + 1).filter((n) => !have.has(n))
