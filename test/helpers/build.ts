@@ -3,10 +3,11 @@
  * first caller builds under a lock; the others wait for it; a later run with
  * the same sources reuses the output (a hash of the inputs is kept beside it).
  *
- * - `ensureBuilt()`: `npm run build` into dist/ (JavaScript and .d.ts), for
- *   the npm package test and the examples that install the repository.
+ * - `ensureBuilt()`: `npm run build` into dist/ (tsup's bundles, then tsc's
+ *   .d.ts), for the npm package test and the examples that install the
+ *   repository.
  * - `ensureBuiltCli()`: the same bundles without .d.ts (about 1 s instead of
- *   30-80 s) in a cache folder, for the tests that spawn the `episodic` bin.
+ *   15-30 s) in a cache folder, for the tests that spawn the `episodic` bin.
  */
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -23,15 +24,18 @@ interface Build {
   outDir: string
   /** tsup's command-line arguments beyond the config in tsup.config.ts. */
   args: string[]
+  /** Also emit the .d.ts files (`tsc -p tsconfig.build.json`, as `npm run build` does). */
+  declarations: boolean
 }
 
-const FULL: Build = { name: 'build', outDir: join(ROOT, 'dist'), args: [] }
+const FULL: Build = { name: 'build', outDir: join(ROOT, 'dist'), args: [], declarations: true }
 const CLI_DIST = join(CACHE, 'cli-dist')
 // Inside node_modules/.cache, so the bundles resolve their dependencies from the repository's node_modules.
 const CLI: Build = {
   name: 'cli-build',
   outDir: CLI_DIST,
-  args: ['--no-dts', '--out-dir', CLI_DIST, '--onSuccess', `cp src/replay/python/episodic_bridge.py ${CLI_DIST}/episodic_bridge.py`],
+  args: ['--out-dir', CLI_DIST, '--onSuccess', `cp src/replay/python/episodic_bridge.py ${CLI_DIST}/episodic_bridge.py`],
+  declarations: false,
 }
 
 /** Hash of everything the build reads: sources, adapters, package and build configs. */
@@ -46,7 +50,7 @@ export function sourceHash(): string {
   }
   walk(join(ROOT, 'src'))
   walk(join(ROOT, 'adapters'))
-  for (const file of ['package.json', 'tsup.config.ts', 'tsconfig.json', 'README.md', 'LICENSE']) {
+  for (const file of ['package.json', 'tsup.config.ts', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE']) {
     if (existsSync(join(ROOT, file))) hash.update(file).update(readFileSync(join(ROOT, file)))
   }
   return hash.digest('hex')
@@ -84,7 +88,8 @@ async function build(target: Build): Promise<string> {
   try {
     if (isBuilt()) return target.outDir
     rmSync(stamp, { force: true })
-    await runTsup(target.args)
+    await runNode(join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js'), target.args)
+    if (target.declarations) await runNode(join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ['-p', 'tsconfig.build.json'])
     writeFileSync(stamp, hash)
     return target.outDir
   } finally {
@@ -106,9 +111,9 @@ function tryLock(lock: string): boolean {
   }
 }
 
-function runTsup(args: string[]): Promise<void> {
+function runNode(script: string, args: string[]): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js'), ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -117,6 +122,6 @@ function runTsup(args: string[]): Promise<void> {
     child.stdout.on('data', (d) => (output += d))
     child.stderr.on('data', (d) => (output += d))
     child.once('error', fail)
-    child.once('close', (code) => (code === 0 ? done() : fail(new Error(`tsup ${args.join(' ')} failed with ${code}:\n${output}`))))
+    child.once('close', (code) => (code === 0 ? done() : fail(new Error(`${script} ${args.join(' ')} failed with ${code}:\n${output}`))))
   })
 }
