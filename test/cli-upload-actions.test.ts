@@ -4,18 +4,16 @@
  * CLI prints opens that episode in the portal, and without the flag nothing
  * is uploaded.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { readNpz } from '../src/replay/npz/read.ts'
 import { baselineAction, DOF, recordBaseline, STEPS } from './helpers/baselines.ts'
+import { type CliResult, runCli } from './helpers/cli.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
-const MAIN = resolve('src/cli/main.ts')
-const TSX = import.meta.resolve('tsx')
 let svc: TestService
 let key: string
 let client: EpisodicClient
@@ -38,18 +36,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function replay(extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const args = ['--import', TSX, MAIN, 'replay', 'run', '--policy', './policy.mjs:act', '--candidate-version', 'v2', '--baseline-episodes', baseline, ...extra]
-  return new Promise((done) => {
-    const child = spawn(process.execPath, args, {
-      cwd: dir,
-      env: { PATH: process.env.PATH!, HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('close', (code) => done({ code, stdout, stderr }))
+/** `episodic replay run` in this process (test/helpers/cli.ts) with the user's environment. */
+function replay(extra: string[]): Promise<CliResult> {
+  return runCli(['replay', 'run', '--policy', './policy.mjs:act', '--candidate-version', 'v2', '--baseline-episodes', baseline, ...extra], {
+    cwd: dir,
+    env: { HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url },
   })
 }
 

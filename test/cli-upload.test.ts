@@ -10,13 +10,12 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
+import { builtCli } from './helpers/cli.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
-const MAIN = resolve('src/cli/main.ts')
-const TSX = import.meta.resolve('tsx')
 const MiB = 1024 * 1024
 const TIMEOUT = 180_000
 let svc: TestService
@@ -60,9 +59,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the built bin (a real process: the test sends it Ctrl-C). */
+async function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [command, prefix] = await builtCli()
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'upload', ...args], {
+    const child = spawn(command, [...prefix, 'upload', ...args], {
       cwd: dir,
       env: {
         PATH: process.env.PATH!,

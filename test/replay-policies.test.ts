@@ -16,10 +16,9 @@ import { pythonPolicy } from '../src/replay/python/policy.ts'
 import { createRun, runAgainst } from '../src/replay/run.ts'
 import { recordBaseline } from './helpers/baselines.ts'
 import { BRIDGE_PYTHON, describeWithPython, SERVER_PYTHON } from './helpers/policy-python.ts'
+import { type CliResult, runCli } from './helpers/cli.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
-const MAIN = resolve('src/cli/main.ts')
-const TSX = import.meta.resolve('tsx')
 const TIMEOUT = 300_000
 let svc: TestService
 let key: string
@@ -41,30 +40,11 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
-interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
+/** `episodic replay run ...args` in this process (test/helpers/cli.ts), from the fixtures' folder. */
 function cli(args: string[]): Promise<CliResult> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, 'replay', 'run', ...args], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: dir,
-        EPISODIC_CREDENTIALS_FILE: join(dir, 'none'),
-        EPISODIC_API_KEY: key,
-        EPISODIC_BASE_URL: svc.url,
-        PYTHONDONTWRITEBYTECODE: '1',
-      },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('close', (code) => done({ code, stdout, stderr }))
+  return runCli(['replay', 'run', ...args], {
+    cwd: dir,
+    env: { HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url },
   })
 }
 
