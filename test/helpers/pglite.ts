@@ -3,11 +3,13 @@
  * initdb (5-10 s on a busy 2-core machine); loading a tarball made with
  * PGlite's public `dumpDataDir()` through its `loadDataDir` option takes a
  * fraction of that. test/global-setup.ts makes the tarball once per change
- * of the migrations or of PGlite; `openTestDatabase()` uses it when present
- * and falls back to a fresh cluster otherwise (a config without the setup).
+ * of the migrations or of PGlite, and a data folder unpacked from it, which
+ * `seedDataDir` copies (a file copy instead of a PGlite start per folder);
+ * `openTestDatabase()` uses the tarball when present and falls back to a
+ * fresh cluster otherwise (a config without the setup).
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Kysely } from 'kysely'
 import { openDatabase } from '../../src/db/open.ts'
@@ -26,8 +28,26 @@ export function snapshotPath(): string {
   return join(CACHE, `pglite-${hash}.tar`)
 }
 
-/** Makes the snapshot unless it exists; returns its path. */
+/** Makes the snapshot and the data folder unpacked from it unless they exist; returns the snapshot's path. */
 export async function ensureSnapshot(): Promise<string> {
+  const path = await ensureTarball()
+  const folder = templatePath(path)
+  if (!existsSync(folder)) {
+    const temp = `${folder}.${process.pid}.tmp`
+    rmSync(temp, { recursive: true, force: true })
+    const db = await openDatabase({ dataDir: temp, loadDataDir: new Blob([readFileSync(path)]) })
+    await db.destroy()
+    renameSync(temp, folder)
+  }
+  return path
+}
+
+/** The data folder unpacked from the snapshot at `path` (what `episodic` keeps in `<data dir>/db`). */
+function templatePath(path: string): string {
+  return path.replace(/\.tar$/, '.datadir')
+}
+
+async function ensureTarball(): Promise<string> {
   const path = snapshotPath()
   if (existsSync(path)) return path
   const { PGlite } = await import('@electric-sql/pglite')
@@ -66,11 +86,18 @@ export function openTestDatabase(): Promise<Kysely<Database>> {
 /**
  * Prepares `<dataDir>/db` (where `episodic` keeps its embedded database) from
  * the snapshot, so the first command on a fresh data folder skips initdb, and
- * runs `use` on it (e.g. to mint a key) before closing it. Without a snapshot
- * and without `use` the folder is left empty (the command then runs initdb).
+ * runs `use` on it (e.g. to mint a key) before closing it. The folder is a
+ * copy of the one the global setup unpacked (no PGlite start unless `use`).
+ * Without a snapshot and without `use` the folder is left empty (the command
+ * then runs initdb).
  */
 export async function seedDataDir(dataDir: string, use?: (db: Kysely<Database>) => Promise<void>): Promise<void> {
-  const blob = loadSnapshot()
+  const template = templatePath(snapshotPath())
+  if (existsSync(template)) {
+    cpSync(template, join(dataDir, 'db'), { recursive: true })
+    if (!use) return
+  }
+  const blob = existsSync(template) ? null : loadSnapshot()
   if (!blob && !use) return
   const db = await openDatabase({ dataDir: join(dataDir, 'db'), ...(blob ? { loadDataDir: blob } : {}) })
   try {
