@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { GENERATED, portalAssetsModule } from '../scripts/build-portal-assets.ts'
 import { createApp } from '../src/app.ts'
-import { openDatabase } from '../src/db/open.ts'
 import { PLOTS_JS, UPLOT_CSS } from '../src/portal/assets/plots.generated.ts'
+import { openTestDatabase } from './helpers/pglite.ts'
 
 describe('portal assets', () => {
   it('the checked-in bundle is what the sources build to (run `npm run build:portal` after changing them)', async () => {
@@ -21,7 +21,7 @@ describe('portal assets', () => {
   }, 60_000)
 
   it('are served by the handler, from no other origin', async () => {
-    const app = createApp({ db: await openDatabase(), logger: { error: () => {} } })
+    const app = createApp({ db: await openTestDatabase(), logger: { error: () => {} } })
     try {
       const js = await app.request('/portal/assets/plots.js')
       expect(js.status).toBe(200)

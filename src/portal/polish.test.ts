@@ -8,10 +8,10 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createKey } from '../admin/admin.ts'
 import { createApp, type EpisodicApp } from '../app.ts'
-import { openDatabase } from '../db/open.ts'
 import { insertEpisode } from '../episodes/rows.ts'
 import { createLocalStorage } from '../storage/local.ts'
 import { createMemoryFiles } from '../storage/memory-files.ts'
+import { openTestDatabase } from '../../test/helpers/pglite.ts'
 
 const ORIGIN = 'http://portal.test'
 let app: EpisodicApp
@@ -20,7 +20,7 @@ let clientId: string
 let cookie: string
 
 beforeAll(async () => {
-  app = createApp({ db: await openDatabase(), sessionSecret: 'a-test-session-secret-of-32-chars!!', logger: { error: () => {} } })
+  app = createApp({ db: await openTestDatabase(), sessionSecret: 'a-test-session-secret-of-32-chars!!', logger: { error: () => {} } })
   clientId = (await createClient(app.deps, 'polish')).id
   key = (await createKey(app.deps, 'polish')).key
   const login = await app.request(`${ORIGIN}/portal/login`, {
