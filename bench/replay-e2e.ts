@@ -250,9 +250,9 @@ export async function main(): Promise<void> {
     const overhead = await bridgeOverhead(dir)
     const perStep = ((med('python', 'seconds') - med('javascript', 'seconds')) * 1e6) / (EPISODES * STEPS)
     console.log(
-      `bridge overhead per step (no-op Python policy): ${overhead.pipelined.toFixed(1)} us pipelined as replay runs it (target <= 30), ${
+      `bridge overhead per step (no-op Python policy): ${overhead.episode.toFixed(1)} us as replay runs it, a whole episode per frame (target <= 30), ${
         overhead.roundTrip.toFixed(1)
-      } us one round trip at a time; end to end (python - javascript) / steps: ${perStep.toFixed(1)} us; load now ${loadavg()[0]!.toFixed(1)}`,
+      } us one step's round trip at a time; end to end (python - javascript) / steps: ${perStep.toFixed(1)} us; load now ${loadavg()[0]!.toFixed(1)}`,
     )
   } finally {
     for (const server of servers) server.kill()
@@ -282,39 +282,39 @@ async function bundleCli(checkout = '.', outDir = BUNDLE_DIR): Promise<string> {
 }
 
 /**
- * The bridge's cost per step with a no-op Python policy, median of 5 batches
- * of 2,000 steps shaped like the bench's: one round trip at a time
- * (latency), and pipelined as replay runs it (throughput).
+ * The bridge's cost per step with a no-op Python policy and observations
+ * shaped like the bench's: as replay runs it (whole 500-step episodes through
+ * `actEpisode`, one frame each way; median of 5 batches of 10 episodes), and
+ * one `act` round trip at a time (latency; median of 5 batches of 2,000).
  */
-async function bridgeOverhead(dir: string): Promise<{ roundTrip: number; pipelined: number }> {
+async function bridgeOverhead(dir: string): Promise<{ roundTrip: number; episode: number }> {
   const policy = pythonPolicy({ module: 'noop_policy.py:noop', python: PYTHON, cwd: dir })
   try {
-    await policy.reset({ episodeIndex: 0, baselineEpisodeId: 'b', steps: 1 })
-    const observation = {
-      '/joint_states/position': { dtype: 'float64' as const, shape: [7], data: new Float64Array(7), order: 'C' as const },
-      '/joint_states/velocity': { dtype: 'float64' as const, shape: [7], data: new Float64Array(7), order: 'C' as const },
-      '/camera/depth': { dtype: 'float32' as const, shape: [32, 32], data: new Float32Array(1024), order: 'C' as const },
-      '/camera/rgb': { dtype: 'uint8' as const, shape: [16, 16, 3], data: new Uint8Array(768), order: 'C' as const },
+    const steps = STEPS
+    const context = { episodeIndex: 0, baselineEpisodeId: 'b', steps }
+    await policy.reset(context)
+    const episode = {
+      '/joint_states/position': { dtype: 'float64' as const, shape: [steps, 7], data: new Float64Array(steps * 7), order: 'C' as const },
+      '/joint_states/velocity': { dtype: 'float64' as const, shape: [steps, 7], data: new Float64Array(steps * 7), order: 'C' as const },
+      '/camera/depth': { dtype: 'float32' as const, shape: [steps, 32, 32], data: new Float32Array(steps * 1024), order: 'C' as const },
+      '/camera/rgb': { dtype: 'uint8' as const, shape: [steps, 16, 16, 3], data: new Uint8Array(steps * 768), order: 'C' as const },
     }
-    const context = { step: 0, steps: 1, episodeIndex: 0, baselineEpisodeId: 'b' }
-    for (let i = 0; i < 500; i++) await policy.act(observation, context)
+    const observation = Object.fromEntries(
+      Object.entries(episode).map(([k, v]) => [k, { ...v, shape: v.shape.slice(1), data: v.data.subarray(0, v.data.length / steps) }]),
+    )
+    for (let i = 0; i < 5; i++) await policy.actEpisode(episode, context)
+    for (let i = 0; i < 500; i++) await policy.act(observation, { ...context, step: 0 })
     const roundTrip: number[] = []
-    const pipelined: number[] = []
+    const perEpisode: number[] = []
     for (let b = 0; b < 5; b++) {
       let t0 = performance.now()
-      for (let i = 0; i < 2000; i++) await policy.act(observation, context)
-      roundTrip.push(((performance.now() - t0) * 1000) / 2000)
+      for (let i = 0; i < 10; i++) await policy.actEpisode(episode, context)
+      perEpisode.push(((performance.now() - t0) * 1000) / (10 * steps))
       t0 = performance.now()
-      const window: Promise<unknown>[] = []
-      for (let i = 0; i < 2000; i++) {
-        window.push(policy.act(observation, context))
-        // As replayEpisode does: a full window drains to half, then refills in one batch.
-        if (window.length === policy.pipelineDepth) { while (window.length > policy.pipelineDepth >> 1) await window.shift() }
-      }
-      await Promise.all(window)
-      pipelined.push(((performance.now() - t0) * 1000) / 2000)
+      for (let i = 0; i < 2000; i++) await policy.act(observation, { ...context, step: 0 })
+      roundTrip.push(((performance.now() - t0) * 1000) / 2000)
     }
-    return { roundTrip: median(roundTrip), pipelined: median(pipelined) }
+    return { roundTrip: median(roundTrip), episode: median(perEpisode) }
   } finally {
     await policy.close()
   }

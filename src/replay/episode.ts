@@ -65,6 +65,16 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
     recorder.record(step, action as Action)
     if ((action as Action)._outcome !== undefined) sentinel = (action as Action)._outcome
   }
+  if (policy.actEpisode && typeof candidatePolicy !== 'function') {
+    const actions = await policy.actEpisode(sensors, { episodeIndex, baselineEpisodeId, steps })
+    if (!Array.isArray(actions) || actions.length !== steps) {
+      throw new TypeError(
+        `policy.actEpisode returned ${Array.isArray(actions) ? `${actions.length} actions` : typeof actions} for an episode of ${steps} steps`,
+      )
+    }
+    for (let step = 0; step < steps; step++) take(step, actions[step])
+    return result(recorder, input, sentinel)
+  }
   // Replay is open loop (no observation depends on an action), so a remote policy that answers
   // in order may be sent the next steps before the current answer is back.
   const depth = Math.max(1, Math.floor(policy.pipelineDepth ?? 1))
@@ -92,6 +102,12 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
     }
   }
   for (let step = steps - inFlight.length; inFlight.length > 0; step++) take(step, await inFlight.shift())
+  return result(recorder, input, sentinel)
+}
+
+/** The episode's metric blob and candidate outcome, once every step's action is recorded. */
+function result(recorder: CandidateRecorder, input: EpisodeInput, sentinel: unknown): { metrics: MetricBlob; outcome: Outcome } {
+  const steps = recorder.steps
   const baseline = baselineOutcome(input.metadata)
   const candidate = candidateOutcome(sentinel, baseline)
   const { action_l2_mean, ood_action_share_candidate, ...actionEvidence } = recorder.metrics()

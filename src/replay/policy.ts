@@ -66,6 +66,17 @@ export interface PolicyObject {
   act(observation: Observation, context: StepContext): Action | Promise<Action>
   /** Called before each episode, to clear state carried between steps. */
   reset?(context: EpisodeContext): void | Promise<void>
+  /**
+   * Optional: answers a whole episode at once, called (after `reset`)
+   * instead of `act` for each step. `observations` holds each namespace's
+   * whole array (leading dimension: at least `context.steps` steps; 0-d
+   * arrays as they are), valid until the episode ends; the result holds one
+   * action per step, in step order. Replay is open loop, so a policy in
+   * another process (`pythonPolicy`) sends the episode in one message
+   * instead of a round trip per step; its callable still sees one step at
+   * a time. An error fails this episode only.
+   */
+  actEpisode?(observations: Observation, context: EpisodeContext): Action[] | Promise<Action[]>
   /** Called once before the first episode (start a process, connect); an error stops the run. */
   open?(): Promise<void>
   /** Releases what `open` acquired; the caller calls it, never the harness. */
@@ -87,7 +98,7 @@ export type CandidatePolicy = Policy | PolicyObject
 export function asPolicyObject(policy: CandidatePolicy): PolicyObject {
   if (typeof policy === 'function') return { act: policy }
   if (policy !== null && typeof policy === 'object' && typeof (policy as PolicyObject).act === 'function') {
-    for (const hook of ['reset', 'open', 'close'] as const) {
+    for (const hook of ['reset', 'open', 'close', 'actEpisode'] as const) {
       const value = (policy as PolicyObject)[hook]
       if (value !== undefined && typeof value !== 'function') throw new TypeError(`policy.${hook} must be a function (got ${typeof value})`)
     }

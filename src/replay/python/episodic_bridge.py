@@ -11,16 +11,29 @@ episodic -> bridge
   L  load:  UTF-8 JSON {"target": "pkg.mod:attr" | "/path/file.py:attr", "cwd": "..."}
   R  reset: UTF-8 JSON {"episodeIndex": i, "baselineEpisodeId": "...", "steps": n}
   S  step:  u32 episodeIndex, u32 step, u16 count, then count arrays
+  P  play:  u32 episodeIndex, u32 steps, u16 count, then count arrays holding the
+            whole episode (leading dimension = step; 0-d arrays go to every step)
 bridge -> episodic
   K  ok:    UTF-8 JSON (load: what was found; reset: {})
   A  action: u16 count, then count entries
+  B  batch: the answer to P. One byte 0, u32 steps, u16 count, then count entries
+            each stacking every step's value (an .npy file whose leading dimension
+            is the step, or a JSON list of per-step numbers; `_outcome` as a JSON
+            list of [step, value] for the steps that returned one); or, when the
+            steps' keys, shapes or dtypes differ, one byte 1, u32 steps, then per
+            step a u32 length, zero bytes up to the next multiple of 64 and an A
+            body (kind byte included).
   E  error: UTF-8 text, "ExceptionType: message" then the Python traceback
-Array (in S): u16 key length, key (UTF-8), u32 NPY length, zero bytes up to the
-next multiple of 64 from the start of the body, then one .npy file (header and
-data; the header pads the data to a 64-byte boundary too).
-Entry (in A): u16 key length, key, one byte 'n' (an .npy file) or 'j' (UTF-8
+  F  failed: u32 step, then the text of an E (the answer to P when a step raised)
+Array (in S, P): u16 key length, key (UTF-8), u32 NPY length, zero bytes up to
+the next multiple of 64 from the start of the body, then one .npy file (header
+and data; the header pads the data to a 64-byte boundary too).
+Entry (in A, B): u16 key length, key, one byte 'n' (an .npy file) or 'j' (UTF-8
 JSON: numbers and `_outcome`), u32 length, zero bytes up to the next multiple of
-64, then the payload.
+64 from the start of the body, then the payload.
+
+A whole episode in one P frame costs one round trip instead of one per step:
+replay is open loop, so every observation is known before the first action.
 """
 
 import ast
@@ -49,7 +62,8 @@ def pad64(n):
 class Frames:
     """Frames from a pipe, read in large chunks: everything already queued arrives with one
     system call, and `ready()` says whether a whole frame is buffered (when none is, the
-    bridge flushes its answers before it blocks, so a batch of steps costs one write each way)."""
+    bridge flushes its answers before it blocks, so a batch of steps costs one write each way).
+    A frame larger than what is buffered (a whole episode) is read straight into its own buffer."""
 
     def __init__(self, fd):
         self.fd, self.buf, self.pos = fd, bytearray(), 0
@@ -59,18 +73,43 @@ class Frames:
         return avail >= 4 and avail >= 4 + U32.unpack_from(self.buf, self.pos)[0]
 
     def next(self):
-        while not self.ready():
-            if self.pos:
-                del self.buf[:self.pos]
-                self.pos = 0
-            data = os.read(self.fd, 1 << 20)
-            if not data:
-                raise EOFError
-            self.buf += data
+        while len(self.buf) - self.pos < 4:
+            self.fill()
         n = U32.unpack_from(self.buf, self.pos)[0]
-        body = self.buf[self.pos + 4:self.pos + 4 + n]  # a fresh buffer: the policy's arrays view it
-        self.pos += 4 + n
+        start = self.pos + 4
+        if len(self.buf) - start >= n:
+            body = self.buf[start:start + n]  # a fresh buffer: the policy's arrays view it
+            self.pos = start + n
+            return body
+        body = bytearray(n)
+        have = len(self.buf) - start
+        body[:have] = memoryview(self.buf)[start:]
+        self.buf, self.pos = bytearray(), 0
+        view = memoryview(body)
+        while have < n:
+            got = os.readv(self.fd, [view[have:]])
+            if not got:
+                raise EOFError
+            have += got
         return body
+
+    def fill(self):
+        if self.pos:
+            del self.buf[:self.pos]
+            self.pos = 0
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            raise EOFError
+        self.buf += data
+
+
+def wider_pipe(fd):
+    """Linux: a 1 MiB pipe buffer instead of 64 KiB, so an episode crosses in fewer turns."""
+    try:
+        import fcntl
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass
 
 
 def write_all(fd, data):
@@ -104,6 +143,20 @@ def parse_npy(buf, at, length):
     return np.frombuffer(buf, dtype, count, start + hlen).reshape(shape)
 
 
+def parse_arrays(body):
+    """The arrays of an S or P body (after its u32, u32, u16 head), viewing the body."""
+    count = U16.unpack_from(body, 9)[0]
+    at, arrays = 11, {}
+    for _ in range(count):
+        klen = U16.unpack_from(body, at)[0]
+        key = body[at + 2:at + 2 + klen].decode()
+        nlen = U32.unpack_from(body, at + 2 + klen)[0]
+        at = pad64(at + 6 + klen)
+        arrays[key] = parse_npy(body, at, nlen)
+        at += nlen
+    return arrays
+
+
 def npy_bytes(array):
     key = (array.dtype.str, array.shape)
     header = OUT_HEADERS.get(key)
@@ -116,30 +169,81 @@ def npy_bytes(array):
     return header + np.ascontiguousarray(array).tobytes()
 
 
-def encode_action(action, step):
+def checked(action, step):
+    """The action's entries as (key, kind, value): 'j' for `_outcome` and Python numbers, 'n' for arrays."""
     if not isinstance(action, dict):
         raise TypeError("policy returned %s at step %d; expected a dict keyed by namespace" % (type(action).__name__, step))
-    parts = [U16.pack(len(action))]
-    size = 2
+    out = []
     for key, value in action.items():
         if not isinstance(key, str):
             raise TypeError("policy returned a non-string key %r at step %d" % (key, step))
-        if key == "_outcome":
-            kind, payload = b"j", json.dumps(value, default=plain).encode()
-        elif isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
-            kind, payload = b"j", json.dumps(value).encode()
+        if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)):
+            out.append((key, "j", value))
         else:
             array = np.asarray(value)
             if array.dtype.kind not in "biuf":
                 raise TypeError("action %r at step %d has dtype %s; expected numbers" % (key, step, array.dtype))
-            kind, payload = b"n", npy_bytes(array)
+            out.append((key, "n", array))
+    return out
+
+
+def encode_entries(entries, size):
+    """Entries (key, kind, payload bytes) laid out after `size` bytes of body (kind byte included)."""
+    parts = []
+    for key, kind, payload in entries:
         name = key.encode()
         head = U16.pack(len(name)) + name + kind + U32.pack(len(payload))
         size += len(head)
-        padded = pad64(size + 1) - 1 - size  # the body starts after the kind byte
+        padded = pad64(size) - size
         parts.append(head + b"\x00" * padded)
         parts.append(payload)
         size += padded + len(payload)
+    return b"".join(parts)
+
+
+def entry_payload(key, kind, value):
+    if kind == "n":
+        return (key, b"n", npy_bytes(value))
+    return (key, b"j", json.dumps(value, default=plain if key == "_outcome" else None).encode())
+
+
+def encode_action(action, step):
+    entries = checked(action, step)
+    return U16.pack(len(entries)) + encode_entries([entry_payload(*e) for e in entries], 3)
+
+
+def encode_batch(actions):
+    """The B body (after its kind byte) for every step's checked entries: stacked when the steps agree."""
+    steps = len(actions)
+    first = [(key, kind) for key, kind, _ in actions[0] if key != "_outcome"] if steps else []
+    stacked = []
+    for position, (key, kind) in enumerate(first):
+        values = []
+        for entries in actions:
+            own = [e for e in entries if e[0] != "_outcome"]
+            if len(own) != len(first) or own[position][0] != key or own[position][1] != kind:
+                return encode_per_step(actions)
+            values.append(own[position][2])
+        if kind == "j":
+            stacked.append((key, b"j", json.dumps(values).encode()))
+            continue
+        if any(v.dtype != values[0].dtype or v.shape != values[0].shape for v in values):
+            return encode_per_step(actions)
+        stacked.append((key, b"n", npy_bytes(np.stack(values))))
+    outcomes = [[step, value] for step, entries in enumerate(actions) for key, _, value in entries if key == "_outcome"]
+    if outcomes:
+        stacked.append(("_outcome", b"j", json.dumps(outcomes, default=plain).encode()))
+    return b"\x00" + U32.pack(steps) + U16.pack(len(stacked)) + encode_entries(stacked, 8)
+
+
+def encode_per_step(actions):
+    parts, size = [b"\x01" + U32.pack(len(actions))], 6
+    for step, entries in enumerate(actions):
+        body = b"A" + U16.pack(len(entries)) + encode_entries([entry_payload(*e) for e in entries], 3)
+        padded = pad64(size + 4) - size - 4
+        parts.append(U32.pack(len(body)) + b"\x00" * padded)
+        parts.append(body)
+        size += 4 + padded + len(body)
     return b"".join(parts)
 
 
@@ -197,6 +301,8 @@ def error_text():
 
 def main():
     fd_in, fd_out = os.dup(0), os.dup(1)
+    wider_pipe(fd_in)
+    wider_pipe(fd_out)
     frames, answers = Frames(fd_in), []
     # The policy's prints (Python's and C libraries') go to standard error; stdin reads nothing.
     os.dup2(2, 1)
@@ -216,16 +322,31 @@ def main():
             return
         kind = body[0:1]
         try:
-            if kind == b"S":
-                index, step, count = STEP.unpack_from(body, 1)
-                at, observation = 11, {}
-                for _ in range(count):
-                    klen = U16.unpack_from(body, at)[0]
-                    key = body[at + 2:at + 2 + klen].decode()
-                    nlen = U32.unpack_from(body, at + 2 + klen)[0]
-                    at = pad64(at + 6 + klen)
-                    observation[key] = parse_npy(body, at, nlen)
-                    at += nlen
+            if kind == b"P":
+                index, steps, _ = STEP.unpack_from(body, 1)
+                arrays = parse_arrays(body)
+                scalars = {k: a for k, a in arrays.items() if a.ndim == 0}
+                stepped = [(k, a) for k, a in arrays.items() if a.ndim > 0]
+                base = episodes.get(index) or {"episodeIndex": index, "baselineEpisodeId": "", "steps": steps}
+                actions, step = [], 0
+                try:
+                    for step in range(steps):
+                        observation = dict(scalars)
+                        for k, a in stepped:
+                            observation[k] = a[step, ...]  # a 0-d array for 1-d streams, as S sends
+                        if with_context:
+                            context = dict(base)
+                            context["step"] = step
+                            action = policy(observation, context)
+                        else:
+                            action = policy(observation)
+                        actions.append(checked(action, step))
+                    answers.append(frame(b"B", encode_batch(actions)))
+                except Exception:
+                    answers.append(frame(b"F", U32.pack(step) + error_text()))
+            elif kind == b"S":
+                index, step, _ = STEP.unpack_from(body, 1)
+                observation = parse_arrays(body)
                 if with_context:
                     context = dict(episodes[index])
                     context["step"] = step

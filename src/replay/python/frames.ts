@@ -6,9 +6,9 @@
  */
 import { descrOf } from '../npz/dtype.ts'
 import { toFloat16Bits } from '../npz/float16.ts'
-import { decodeNpy, encodeNpyHeader, type NdArray } from '../npz/index.ts'
+import { decodeNpy, encodeNpyHeader, type NdArray, stepView } from '../npz/index.ts'
 
-export const KIND = { load: 0x4c, reset: 0x52, step: 0x53, ok: 0x4b, action: 0x41, error: 0x45 } as const
+export const KIND = { load: 0x4c, reset: 0x52, step: 0x53, play: 0x50, ok: 0x4b, action: 0x41, batch: 0x42, error: 0x45, failed: 0x46 } as const
 
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
@@ -25,18 +25,41 @@ export function jsonFrame(kind: number, value: unknown): Uint8Array {
 }
 
 /**
- * Builds `S` frames. `.npy` headers are cached per dtype and shape: every step
- * of a stream has the same one, so a step costs one allocation and a copy of
- * its bytes.
+ * Builds `S` and `P` frames. `.npy` headers are cached per dtype and shape:
+ * every step of a stream has the same one, so a step costs one allocation and
+ * a copy of its bytes. A `P` frame is a list of chunks that views the
+ * episode's arrays instead of copying them (written in one writev).
  */
 export class StepEncoder {
   readonly #headers = new Map<string, Uint8Array>()
   readonly #keys = new Map<string, Uint8Array>()
 
+  /** An `S` frame: one step's observation. */
   encode(episodeIndex: number, step: number, observation: Record<string, NdArray>): Uint8Array {
+    const chunks = this.#chunks(KIND.step, episodeIndex, step, observation)
+    let size = 0
+    for (const chunk of chunks) size += chunk.length
+    const frame = new Uint8Array(size)
+    let at = 0
+    for (const chunk of chunks) {
+      frame.set(chunk, at)
+      at += chunk.length
+    }
+    return frame
+  }
+
+  /** A `P` frame, as chunks: a whole episode's arrays, each cut to its first `steps` rows (0-d arrays whole). */
+  encodeEpisode(episodeIndex: number, steps: number, observations: Record<string, NdArray>): Uint8Array[] {
+    const rows: Record<string, NdArray> = {}
+    for (const [name, array] of Object.entries(observations)) rows[name] = array.shape.length === 0 ? array : leadingRows(array, steps)
+    return this.#chunks(KIND.play, episodeIndex, steps, rows)
+  }
+
+  /** The frame as chunks: each array's bytes as they are, and before each the bytes that lead up to them. */
+  #chunks(kind: number, episodeIndex: number, step: number, observation: Record<string, NdArray>): Uint8Array[] {
     const names = Object.keys(observation)
     const parts: { key: Uint8Array; header: Uint8Array; bytes: Uint8Array; at: number }[] = []
-    let size = 11 // kind, u32 episode, u32 step, u16 count (offsets from the body start)
+    let size = 11 // kind, u32 episode, u32 step (or steps), u16 count (offsets from the body start)
     for (const name of names) {
       const array = observation[name]!
       const key = this.#key(name)
@@ -46,23 +69,34 @@ export class StepEncoder {
       parts.push({ key, header, bytes, at })
       size = at + header.length + bytes.length
     }
-    const frame = new Uint8Array(4 + size)
-    const view = new DataView(frame.buffer)
+    const chunks: Uint8Array[] = []
+    let lead = new Uint8Array(4 + (parts[0] ? parts[0].at + parts[0].header.length : 11))
+    let view = new DataView(lead.buffer)
     view.setUint32(0, size, true)
-    frame[4] = KIND.step
+    lead[4] = kind
     view.setUint32(5, episodeIndex, true)
     view.setUint32(9, step, true)
     view.setUint16(13, parts.length, true)
+    // `lead` covers body offsets [from, next data); `at` is the body offset of the next key.
+    let from = -4
     let at = 11
-    for (const part of parts) {
-      view.setUint16(4 + at, part.key.length, true)
-      frame.set(part.key, 4 + at + 2)
-      view.setUint32(4 + at + 2 + part.key.length, part.header.length + part.bytes.length, true)
-      frame.set(part.header, 4 + part.at)
-      frame.set(part.bytes, 4 + part.at + part.header.length)
-      at = part.at + part.header.length + part.bytes.length
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!
+      view.setUint16(at - from, part.key.length, true)
+      lead.set(part.key, at - from + 2)
+      view.setUint32(at - from + 2 + part.key.length, part.header.length + part.bytes.length, true)
+      lead.set(part.header, part.at - from)
+      chunks.push(lead, part.bytes)
+      from = part.at + part.header.length + part.bytes.length
+      at = from
+      const next = parts[i + 1]
+      if (next) {
+        lead = new Uint8Array(next.at + next.header.length - from)
+        view = new DataView(lead.buffer)
+      }
     }
-    return frame
+    if (parts.length === 0) chunks.push(lead)
+    return chunks
   }
 
   #key(name: string): Uint8Array {
@@ -78,6 +112,13 @@ export class StepEncoder {
     if (!header) this.#headers.set(id, header = encodeNpyHeader(descrOf(array.dtype), array.shape))
     return header
   }
+}
+
+/** The first `steps` rows of an array whose leading dimension counts steps, as a view. */
+function leadingRows(array: NdArray, steps: number): NdArray {
+  if (array.shape[0] === steps) return array
+  const width = array.shape[0] === 0 ? 0 : array.data.length / array.shape[0]
+  return { ...array, shape: [steps, ...array.shape.slice(1)], data: array.data.subarray(0, steps * width) }
 }
 
 /** The array's elements as little-endian bytes of its recorded dtype (float16 is held widened, so it is narrowed back). */
@@ -106,6 +147,49 @@ export function decodeAction(body: Uint8Array): Record<string, unknown> {
     at = start + length
   }
   return action
+}
+
+/**
+ * Decodes a `B` body (the answer to a `P` frame) into one action per step.
+ * Stacked arrays come back as per-step views of one array, JSON lists as
+ * their per-step values; `_outcome` only on the steps that returned one.
+ */
+export function decodeBatch(body: Uint8Array, steps: number): Record<string, unknown>[] {
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const count = view.getUint32(2, true)
+  if (count !== steps) throw new Error(`the Python bridge answered ${count} steps for an episode of ${steps}`)
+  const actions: Record<string, unknown>[] = Array.from({ length: steps }, () => ({}))
+  if (body[1] === 1) {
+    let at = 6
+    for (let step = 0; step < steps; step++) {
+      const length = view.getUint32(at, true)
+      const start = pad64(at + 4)
+      actions[step] = decodeAction(body.subarray(start, start + length))
+      at = start + length
+    }
+    return actions
+  }
+  const keys = view.getUint16(6, true)
+  let at = 8
+  for (let i = 0; i < keys; i++) {
+    const keyLength = view.getUint16(at, true)
+    const key = fromUtf8.decode(body.subarray(at + 2, at + 2 + keyLength))
+    const type = body[at + 2 + keyLength]
+    const length = view.getUint32(at + 3 + keyLength, true)
+    const start = pad64(at + 7 + keyLength)
+    const bytes = body.subarray(start, start + length)
+    at = start + length
+    if (type === 0x6e) {
+      const stacked = decodeNpy(bytes, `action "${key}"`, 'owned')
+      for (let step = 0; step < steps; step++) actions[step]![key] = stepView(stacked, step)
+    } else if (key === '_outcome') {
+      for (const [step, value] of JSON.parse(fromUtf8.decode(bytes)) as [number, unknown][]) actions[step]!._outcome = value
+    } else {
+      const values = JSON.parse(fromUtf8.decode(bytes)) as unknown[]
+      for (let step = 0; step < steps; step++) actions[step]![key] = values[step]
+    }
+  }
+  return actions
 }
 
 /** The UTF-8 text of a `K` or `E` body. */

@@ -1,13 +1,16 @@
 /**
  * `pythonPolicy`: a Python callable as a replay policy. One Python child
  * process runs `episodic_bridge.py` (shipped beside this code, stdlib and
- * numpy only), imports the callable, and answers one binary frame per step;
- * see `frames.ts` and the bridge's own doc for the layout.
+ * numpy only) and imports the callable. `runAgainst` sends it each episode
+ * whole in one binary frame and gets every step's action back in one (replay
+ * is open loop); `act` sends one step. See `frames.ts` and the bridge's own
+ * doc for the layout.
  */
 import { runtimeEnvironment } from '../../client/environment.ts'
 import { ConfigurationError } from '../../client/errors.ts'
+import { stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
-import { bodyText, decodeAction, jsonFrame, KIND, StepEncoder } from './frames.ts'
+import { bodyText, decodeAction, decodeBatch, jsonFrame, KIND, StepEncoder } from './frames.ts'
 import { type BridgeProcess, childProcessSpawner, type SpawnBridge } from './process.ts'
 
 /**
@@ -29,6 +32,12 @@ export interface PythonPolicyOptions {
   bridgePath?: string
   /** Steps sent ahead of the answers (default 16; see `PolicyObject.pipelineDepth`). */
   pipelineDepth?: number
+  /**
+   * Largest episode (bytes of its arrays) sent to the bridge in one frame
+   * (default 1 GiB; at most 4 GiB, the frame's length field); a larger one
+   * goes step by step, pipelined, so neither process holds it twice.
+   */
+  episodeFrameBytes?: number
 }
 
 /** What the bridge found when it imported the policy. */
@@ -65,6 +74,13 @@ export interface PythonPolicy extends PolicyObject {
   reset(context: EpisodeContext): Promise<void>
   /** Sends one step's arrays to the callable and resolves with its actions. */
   act(observation: Observation, context: StepContext): Promise<Action>
+  /**
+   * Sends a whole episode's arrays in one frame; the bridge calls the
+   * callable for each step in order, as `act` would, and answers every
+   * action in one frame. An episode over `episodeFrameBytes` goes step by
+   * step instead.
+   */
+  actEpisode(observations: Observation, context: EpisodeContext): Promise<Action[]>
   /** Steps sent ahead of the answers. */
   pipelineDepth: number
   /** Starts the process and imports the policy; rejects with the import error. */
@@ -107,15 +123,17 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
   const python = options.python ?? 'python3'
   let spawn = options.spawn
   const encoder = new StepEncoder()
+  const episodeFrameBytes = options.episodeFrameBytes ?? 2 ** 30
   let child: BridgeProcess | null = null
   let starting: Promise<void> | null = null
   let pending: Pending[] = []
   let dead: Error | null = null
 
-  const request = (frame: Uint8Array): Promise<Uint8Array> => {
+  const request = (frame: Uint8Array | Uint8Array[]): Promise<Uint8Array> => {
     if (!child || dead) return Promise.reject(dead ?? new Error('python policy is not open'))
     if (pending.length === 0) child.hold(true)
-    child.write(frame)
+    // The chunks of one frame go out corked, in one writev (see process.ts).
+    for (const chunk of Array.isArray(frame) ? frame : [frame]) child.write(chunk)
     return new Promise((resolve, reject) => pending.push({ resolve, reject }))
   }
   const answer = (body: Uint8Array) => {
@@ -146,7 +164,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     if (!starting || (dead && !(dead instanceof ConfigurationError))) starting = start()
     return starting
   }
-  const expect = async (frame: Uint8Array, where: string): Promise<Uint8Array> => {
+  const expect = async (frame: Uint8Array | Uint8Array[], where: string): Promise<Uint8Array> => {
     const body = await request(frame)
     if (body[0] === KIND.error) throw new PythonPolicyError(bodyText(body), where)
     return body
@@ -164,6 +182,17 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`)
       return decodeAction(body)
     },
+    async actEpisode(observations: Observation, context: EpisodeContext): Promise<Action[]> {
+      let bytes = 0
+      for (const array of Object.values(observations)) bytes += array.data.byteLength
+      if (bytes > Math.min(episodeFrameBytes, 0xffff0000)) return await stepByStep(policy, observations, context)
+      const body = await expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`)
+      if (body[0] === KIND.failed) {
+        const step = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(1, true)
+        throw new PythonPolicyError(bodyText(body.subarray(4)), `step ${step}`) // F, u32 step, then the text
+      }
+      return decodeBatch(body, context.steps)
+    },
     async close() {
       const closing = child
       child = null
@@ -176,6 +205,22 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     },
   }
   return policy
+}
+
+/** An episode through `act`, `pipelineDepth` steps in flight, for episodes too large for one frame. */
+async function stepByStep(policy: PythonPolicy, observations: Observation, context: EpisodeContext): Promise<Action[]> {
+  const pending: Promise<Action>[] = []
+  const actions: Action[] = []
+  for (let step = 0; step < context.steps; step++) {
+    const observation: Observation = {}
+    for (const [name, array] of Object.entries(observations)) observation[name] = array.shape.length === 0 ? array : stepView(array, step)
+    const action = policy.act(observation, { ...context, step })
+    action.catch(() => {}) // an earlier step's failure is the one reported
+    pending.push(action)
+    if (pending.length >= policy.pipelineDepth) actions.push(await pending.shift()!)
+  }
+  for (const action of pending) actions.push(await action)
+  return actions
 }
 
 /** Splits the byte stream into frame bodies (each a fresh buffer: decoded arrays view it). */

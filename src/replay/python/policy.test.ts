@@ -1,0 +1,155 @@
+/**
+ * The whole-episode frames (`actEpisode`: one `P` frame out, one `B` frame
+ * back) against the step frames (`act`): for every kind of answer a policy
+ * gives, stacked or not, the per-step actions must be the same.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { BRIDGE_PYTHON, describeWithPython } from '../../../test/helpers/policy-python.ts'
+import { type NdArray, stepView } from '../npz/index.ts'
+import type { Action, EpisodeContext, Observation } from '../policy.ts'
+import { pythonPolicy, PythonPolicyError } from './policy.ts'
+
+const POLICIES = `
+import numpy as np
+
+def stacked(obs):
+    out = {"a": obs["x"] * 2, "g": 1.5, "n": int(obs["s"]) % 3}
+    if int(obs["s"]) == 4:
+        out["_outcome"] = {"success": True, "reward_total": float(obs["s"])}
+    return out
+
+def ragged(obs):
+    return {"a": obs["x"][: 1 + int(obs["s"]) % 2]}
+
+def extra_key(obs):
+    return {"a": obs["x"], "b": obs["s"]} if int(obs["s"]) == 1 else {"a": obs["x"]}
+
+def zero_d(obs):
+    assert isinstance(obs["s"], np.ndarray) and obs["s"].ndim == 0, type(obs["s"])
+    assert obs["k"].shape == () and obs["img"].shape == (2, 3)
+    return {"a": obs["s"] + obs["k"], "img": obs["img"].astype(np.float32).sum(axis=0)}
+
+def with_context(obs, context):
+    return {"a": np.array([context["step"], context["steps"], context["episodeIndex"]], dtype=np.int32), "id": len(context["baselineEpisodeId"])}
+
+def raises(obs):
+    if int(obs["s"]) == 3:
+        raise ValueError("boom at %d" % int(obs["s"]))
+    return {"a": obs["x"]}
+
+def not_a_dict(obs):
+    return [1] if int(obs["s"]) == 2 else {"a": obs["x"]}
+`
+
+const STEPS = 5
+const context: EpisodeContext = { episodeIndex: 2, baselineEpisodeId: 'base-1', steps: STEPS }
+const observations: Observation = {
+  x: { dtype: 'float64', shape: [STEPS + 2, 3], data: Float64Array.from({ length: (STEPS + 2) * 3 }, (_, i) => i / 4), order: 'C' },
+  s: { dtype: 'int64', shape: [STEPS + 2], data: BigInt64Array.from({ length: STEPS + 2 }, (_, i) => BigInt(i)), order: 'C' },
+  k: { dtype: 'float32', shape: [], data: Float32Array.of(0.5), order: 'C' },
+  img: { dtype: 'uint8', shape: [STEPS + 2, 2, 3], data: Uint8Array.from({ length: (STEPS + 2) * 6 }, (_, i) => i), order: 'C' },
+}
+
+/** Comparable plain values: arrays as dtype, shape and elements. */
+function plain(actions: Action[]): unknown {
+  return actions.map((action) =>
+    Object.fromEntries(
+      Object.entries(action).map(([key, value]) => {
+        const array = value as NdArray
+        return [
+          key,
+          array && typeof array === 'object' && 'dtype' in array
+            ? { dtype: array.dtype, shape: array.shape, data: Array.from(array.data as ArrayLike<unknown>) }
+            : value,
+        ]
+      }),
+    )
+  )
+}
+
+describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['numpy'], () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'episodic-bridge-'))
+    writeFileSync(join(dir, 'policies.py'), POLICIES)
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  /** The same episode through `actEpisode` (as runAgainst sends it), step by step through `act`, and in frames too small for it. */
+  async function both(fn: string): Promise<{ episode: unknown; steps: unknown; split: unknown }> {
+    const run = async (episodeFrameBytes?: number, perStep = false) => {
+      const policy = pythonPolicy({ module: `policies.py:${fn}`, python: BRIDGE_PYTHON, cwd: dir, episodeFrameBytes })
+      try {
+        await policy.reset(context)
+        if (!perStep) return plain(await policy.actEpisode(observations, context))
+        const actions: Action[] = []
+        for (let step = 0; step < STEPS; step++) {
+          const observation: Observation = {}
+          for (const [name, array] of Object.entries(observations)) observation[name] = array.shape.length === 0 ? array : stepView(array, step)
+          actions.push(await policy.act(observation, { ...context, step }))
+        }
+        return plain(actions)
+      } finally {
+        await policy.close()
+      }
+    }
+    return { episode: await run(), steps: await run(undefined, true), split: await run(1) }
+  }
+
+  it.each(['stacked', 'ragged', 'extra_key', 'zero_d', 'with_context'])('%s: every step answers as it does one step at a time', async (fn) => {
+    const { episode, steps, split } = await both(fn)
+    expect(episode).toEqual(steps)
+    expect(split).toEqual(steps)
+    expect(episode).toHaveLength(STEPS)
+  }, 60_000)
+
+  it('stacks what agrees across steps and sends _outcome only where a step returned it', async () => {
+    const { episode } = await both('stacked')
+    const actions = episode as Record<string, unknown>[]
+    expect(actions[0]).toEqual({ a: { dtype: 'float64', shape: [3], data: [0, 0.5, 1] }, g: 1.5, n: 0 })
+    expect(actions[4]!._outcome).toEqual({ success: true, reward_total: 4 })
+    expect(actions.slice(0, 4).every((a) => !('_outcome' in a))).toBe(true)
+    // Stacked: step 1's array directly follows step 0's in one .npy; per step, each has its own.
+    const gap = async (fn: string) => {
+      const policy = pythonPolicy({ module: `policies.py:${fn}`, python: BRIDGE_PYTHON, cwd: dir })
+      try {
+        await policy.reset(context)
+        const [first, second] = (await policy.actEpisode(observations, context)).map((a) => (a.a as NdArray).data)
+        return second!.byteOffset - first!.byteOffset
+      } finally {
+        await policy.close()
+      }
+    }
+    expect(await gap('stacked')).toBe(3 * 8)
+    expect(await gap('extra_key')).toBeGreaterThanOrEqual(64)
+  }, 60_000)
+
+  it('a step that raises fails the episode naming that step, with the traceback', async () => {
+    const policy = pythonPolicy({ module: 'policies.py:raises', python: BRIDGE_PYTHON, cwd: dir })
+    try {
+      await policy.reset(context)
+      const error = await policy.actEpisode(observations, context).catch((e) => e)
+      expect(error).toBeInstanceOf(PythonPolicyError)
+      expect(error.message).toBe('ValueError: boom at 3 (step 3)')
+      expect(error.stack).toContain('Traceback (most recent call last):')
+      expect(error.stack).toMatch(/policies\.py", line \d+, in raises/)
+      // The process goes on: the next episode answers.
+      const wrong = await pythonPolicy({ module: 'policies.py:not_a_dict', python: BRIDGE_PYTHON, cwd: dir })
+      try {
+        await wrong.reset(context)
+        await expect(wrong.actEpisode(observations, context)).rejects.toThrow(
+          'TypeError: policy returned list at step 2; expected a dict keyed by namespace (step 2)',
+        )
+      } finally {
+        await wrong.close()
+      }
+      const again = await policy.actEpisode({ ...observations, s: { ...observations.s!, data: new BigInt64Array(STEPS + 2) } }, context)
+      expect(again).toHaveLength(STEPS)
+    } finally {
+      await policy.close()
+    }
+  }, 60_000)
+})
