@@ -129,6 +129,11 @@ export interface CreateOptions {
   /** Called when the answer is such a replay (`Idempotency-Replayed: true`). */
   onReplayed?: () => void
 }
+/** Per-call options of `downloadArtifact`. */
+export interface DownloadOptions {
+  /** Where a body of known length lands: returns a buffer of exactly that many bytes (default: a new one). */
+  allocate?: (length: number) => Uint8Array
+}
 /** What a PUT to a signed URL answered; HTTP errors are returned, not thrown (the caller decides to retry). */
 export interface SignedPutResult {
   /** HTTP status object storage answered (200 on success). */
@@ -271,8 +276,8 @@ export class EpisodicClient {
     return this.#json('GET', `/api/episodes/${encodeURIComponent(episodeId)}/artifact/${kind}`)
   }
 
-  /** Downloads an artifact's bytes through a fresh signed URL. */
-  async downloadArtifact(episodeId: string, kind: ArtifactKind): Promise<Uint8Array> {
+  /** Downloads an artifact's bytes through a fresh signed URL (into `options.allocate`'s buffer when the length is known). */
+  async downloadArtifact(episodeId: string, kind: ArtifactKind, options: DownloadOptions = {}): Promise<Uint8Array> {
     const { url } = await this.artifactUrl(episodeId, kind)
     const response = await this.#send(url, { method: 'GET' }, `download of ${kind} of episode ${episodeId}`)
     if (!response.ok) {
@@ -281,7 +286,7 @@ export class EpisodicClient {
       throw httpError(response.status, `download of ${kind} of episode ${episodeId} failed (${response.status}): ${s3Message(text)}`)
     }
     try {
-      return await readSizedBody(response)
+      return await readSizedBody(response, options.allocate)
     } catch (error) {
       throw new TransportError(`download of ${kind} of episode ${episodeId} was cut off: ${(error as Error).message}`, { cause: error })
     }

@@ -6,13 +6,17 @@
  * encoding, a compressed response) it falls back to `arrayBuffer()`.
  */
 
-/** The whole body; throws when the stream ends before `Content-Length` bytes or runs past them. */
-export async function readSizedBody(response: Response): Promise<Uint8Array> {
+/**
+ * The whole body; throws when the stream ends before `Content-Length` bytes or
+ * runs past them. With a known length the bytes land in `allocate(length)`
+ * (default: a new buffer).
+ */
+export async function readSizedBody(response: Response, allocate: (length: number) => Uint8Array = (n) => new Uint8Array(n)): Promise<Uint8Array> {
   const declared = response.headers.get('content-length')
   const length = declared === null ? NaN : Number(declared)
   const encoded = (response.headers.get('content-encoding') ?? 'identity') !== 'identity'
   if (!response.body || encoded || !Number.isSafeInteger(length) || length < 0) return new Uint8Array(await response.arrayBuffer())
-  const out = new Uint8Array(length)
+  const out = allocate(length)
   const reader = response.body.getReader()
   let filled = 0
   for (;;) {

@@ -24,7 +24,8 @@ import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type Rollup
 import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
 import { replayEpisode } from './episode.ts'
 import { asPolicyObject, type CandidatePolicy, type PolicyObject } from './policy.ts'
-import { Prefetcher, type PrefetchOptions } from './prefetch.ts'
+import { BufferPool } from './buffer-pool.ts'
+import { DEFAULT_PREFETCH, Prefetcher, type PrefetchOptions } from './prefetch.ts'
 import type { Outcome } from './outcome.ts'
 
 /**
@@ -208,14 +209,18 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   const total = ids.length
   await policy.open?.()
 
-  const ahead = new Prefetcher((i) => fetchBaseline(client, ids[i]!), (f) => f.bytes, total, options.prefetch ?? {})
+  // Download buffers come back after each episode: enough kept for the read-ahead and the episodes replaying.
+  const budget = options.prefetch === false ? 0 : options.prefetch?.bytes ?? DEFAULT_PREFETCH.bytes
+  const pool = new BufferPool(budget + concurrency * 64 * 1024 * 1024)
+  const ahead = new Prefetcher((i) => fetchBaseline(client, ids[i]!, pool), (f) => f.bytes, total, options.prefetch ?? {})
   const settled = ids.map(() => deferred<Replayed>())
   let next = 0
   let stopped = false
   const replayOne = async (i: number): Promise<Replayed> => {
     let baseline: Episode | undefined
+    let fetched: FetchedBaseline | undefined
     try {
-      const fetched = await ahead.take(i)
+      fetched = await ahead.take(i)
       baseline = fetched.baseline
       // --upload-actions: this episode's actions are kept as the policy returns them.
       const capture = options.uploadActions && !dryRun ? captureActions((o, c) => policy.act(o, c)) : null
@@ -238,6 +243,12 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       // anything else (the policy, a bad archive, a vanished baseline) fails this episode.
       if (error instanceof TransportError || isServiceFailure(error)) return { fatal: error }
       return { baseline, error: error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error) }
+    } finally {
+      // The episode is over: its observations (views of these buffers) are no longer valid.
+      if (fetched) {
+        pool.release(fetched.actions)
+        pool.release(fetched.sensors)
+      }
     }
   }
   const worker = async (): Promise<void> => {
@@ -297,9 +308,10 @@ interface FetchedBaseline {
   bytes: number
 }
 
-async function fetchBaseline(client: EpisodicClient, id: string): Promise<FetchedBaseline> {
+async function fetchBaseline(client: EpisodicClient, id: string, pool: BufferPool): Promise<FetchedBaseline> {
   const baseline = await client.getEpisode(id)
-  const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions'), client.downloadArtifact(id, 'sensors')])
+  const allocate = (length: number) => pool.take(length)
+  const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions', { allocate }), client.downloadArtifact(id, 'sensors', { allocate })])
   return { baseline, actions, sensors, bytes: actions.byteLength + sensors.byteLength }
 }
 
