@@ -151,22 +151,21 @@ export async function writeInto(
   const md5 = createHash('md5')
   let size = 0
   const reader = body.getReader()
+  let writing: Promise<void> = Promise.resolve()
   try {
-    // Chunks arrive at 16-64 KiB; gathering them into 1 MiB writes keeps the
-    // syscall count (and the copy's CPU) low while bounding what is held.
+    // Chunks arrive at 16-64 KiB; each 1 MiB of them goes out in one pwritev (no copy into a
+    // bigger buffer), while the next MiB is read: the disk write overlaps the network read.
     let batch: Uint8Array[] = []
     let batched = 0
     let at = position
     const flush = async () => {
+      await writing
       if (batched === 0) return
-      const buffer = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched)
+      writing = writeAll(handle, batch, at)
+      writing.catch(() => {}) // observed at the next flush; until then the read goes on
+      at += batched
       batch = []
       batched = 0
-      for (let done = 0; done < buffer.byteLength;) {
-        const { bytesWritten } = await handle.write(buffer, done, buffer.byteLength - done, at)
-        done += bytesWritten
-        at += bytesWritten
-      }
     }
     for (;;) {
       const { done, value } = await reader.read()
@@ -179,10 +178,31 @@ export async function writeInto(
       if (batched >= WRITE_BATCH) await flush()
     }
     await flush()
+    await writing
     return { etag: md5.digest('hex'), size }
   } catch (error) {
     await reader.cancel(error).catch(() => {})
+    // No write may still run when the caller closes the file and removes it.
+    await writing.catch(() => {})
     throw error
+  }
+}
+
+/** Writes `buffers` at `position`, all of them (pwritev may write less than asked). */
+async function writeAll(handle: FileHandle, buffers: Uint8Array[], position: number): Promise<void> {
+  let rest = buffers
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest, position)
+    position += bytesWritten
+    const left: Uint8Array[] = []
+    for (const buffer of rest) {
+      if (bytesWritten >= buffer.byteLength) bytesWritten -= buffer.byteLength
+      else {
+        left.push(buffer.subarray(bytesWritten))
+        bytesWritten = 0
+      }
+    }
+    rest = left
   }
 }
 
