@@ -5,7 +5,11 @@
  * upload resumed from its stored parts, and recordEpisode made safe to
  * repeat by its Idempotency-Key.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nodeUploadTransport } from '../adapters/node/upload-transport.ts'
 import { EpisodicClient } from '../src/client/client.ts'
 import { recordEpisode, uploadArtifact, type UploadOptions } from '../src/client/uploads.ts'
 import { startService, type TestService } from './helpers/service.ts'
@@ -79,6 +83,37 @@ describe('client uploads', () => {
     expect(progress.at(-1)).toBe(big.size)
     expect(await same(await downloaded(client, episode_id, 'video'), big)).toBe(true)
     expect(await same(await downloaded(client, episode_id, 'actions'), tiny)).toBe(true)
+  }, TIMEOUT)
+
+  it('sends single PUTs and parts through UploadOptions.put (the Node transport), each part its own range of the file', async () => {
+    const transport = nodeUploadTransport()
+    const ranges: [number, number][] = []
+    const put: UploadOptions['put'] = (request) => (ranges.push([request.offset, request.length]), transport.put(request))
+    const dir = mkdtempSync(join(tmpdir(), 'episodic-node-put-'))
+    try {
+      const big = blobOf(12 * MiB + 7, 3)
+      writeFileSync(join(dir, 'big.bin'), Buffer.from(await big.arrayBuffer()))
+      const file = await transport.open(join(dir, 'big.bin'))
+      const client = clientWith()
+      const { episode_id } = await client.openEpisode({ request_uploads: [] })
+      const progress: number[] = []
+      const parts = await uploadArtifact(client, { episodeId: episode_id, kind: 'video', body: file }, {
+        ...small,
+        put,
+        onProgress: (p) => progress.push(p.sent),
+      })
+      expect(parts.etag).toMatch(/-3$/)
+      expect(ranges.sort((a, b) => a[0] - b[0])).toEqual([[0, 5 * MiB], [5 * MiB, 5 * MiB], [10 * MiB, 2 * MiB + 7]])
+      expect(progress.at(-1)).toBe(big.size)
+      expect(await same(await downloaded(client, episode_id, 'video'), big)).toBe(true)
+      ranges.length = 0
+      const one = await uploadArtifact(client, { episodeId: episode_id, kind: 'actions', body: file.slice(0, 1000) }, { ...small, put })
+      expect(one.size).toBe(1000)
+      expect(ranges).toEqual([[0, 1000]])
+      expect(await same(await downloaded(client, episode_id, 'actions'), big.slice(0, 1000))).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   }, TIMEOUT)
 
   it('re-mints part URLs that expired mid-upload', async () => {

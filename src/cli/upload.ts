@@ -11,13 +11,13 @@
  * aborted so nothing is left behind.
  */
 import { createHash } from 'node:crypto'
-import { openAsBlob } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EpisodicClient } from '../client/client.ts'
 import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
+import { nodeUploadTransport } from '../../adapters/node/upload-transport.ts'
 import { recordEpisode } from '../client/uploads.ts'
 import type { ArtifactKind } from '../storage/types.ts'
 import { CliError, configError, EXIT, usageError } from './exit.ts'
@@ -58,12 +58,14 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     console.log(HELP.upload)
     return EXIT.ok
   }
+  // Files are read by the Node transport itself (1 MiB file reads into node:http), not as Web streams.
+  const transport = nodeUploadTransport()
   const artifacts: Partial<Record<ArtifactKind, Blob>> = {}
   for (const kind of KINDS) {
     const path = values[kind]
     if (path === undefined) continue
     try {
-      artifacts[kind] = await openAsBlob(resolve(path))
+      artifacts[kind] = await transport.open(resolve(path))
     } catch {
       throw configError(`--${kind}: cannot read ${resolve(path)}`)
     }
@@ -106,6 +108,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
       { episode: clean(episode), artifacts, idempotencyKey: key, verify: Boolean(values.verify), uploads: saved.uploads },
       {
         signal: stop.signal,
+        put: transport.put,
         onProgress: ({ kind, sent: n }) => {
           sent.set(kind, n)
           progress.update([...sent.values()].reduce((a, b) => a + b, 0), kind)

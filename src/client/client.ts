@@ -233,9 +233,7 @@ export class EpisodicClient {
     const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', headers, body: body as BodyInit, signal: options.signal }
     if (body instanceof ReadableStream) init.duplex = 'half'
     const response = await this.#send(url, init, 'upload')
-    const text = await response.text().catch(() => '')
-    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? null
-    return { status: response.status, etag: response.headers.get('etag'), code, message: response.ok ? '' : s3Message(text) }
+    return storageAnswer(response.status, response.headers.get('etag'), await response.text().catch(() => ''))
   }
 
   /** Marks an episode `ready` (default) or `failed`, merging `metadata`; `ConflictError` once archived. */
@@ -361,6 +359,12 @@ function httpError(status: number, message: string): Error {
 
 function idempotencyHeader(options: CreateOptions): Record<string, string> {
   return options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }
+}
+
+/** A `SignedPutResult` from object storage's status, `ETag` and body (an S3 error document on failure). */
+export function storageAnswer(status: number, etag: string | null, text: string): SignedPutResult {
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? null
+  return { status, etag, code, message: status >= 200 && status < 300 ? '' : s3Message(text) }
 }
 
 function s3Message(xml: string): string {

@@ -18,6 +18,8 @@ export * from './errors.ts'
 export {
   type ArtifactUpload,
   type ArtifactUploaded,
+  type PutRequest,
+  type PutTransport,
   type RecordedEpisode,
   type RecordEpisode,
   recordEpisode,

@@ -46,7 +46,38 @@ export interface UploadOptions {
   signal?: AbortSignal
   /** Waits between attempts (default setTimeout); tests pass a fake. */
   sleep?: (ms: number) => Promise<void>
+  /**
+   * Sends one PUT (default: the client's `fetch`, streaming the range of the
+   * `Blob`). The CLI passes a Node transport that reads the file itself
+   * (`nodeUploadTransport`); retries, expiry and progress stay here.
+   */
+  put?: PutTransport
 }
+
+/** One PUT of a byte range of an artifact to a signed URL, as `UploadOptions.put` receives it. */
+export interface PutRequest {
+  /** The signed URL (no `Authorization` header goes with it). */
+  url: string
+  /** The whole artifact as `uploadArtifact` got it; the PUT sends `length` bytes of it from `offset`. */
+  body: Blob
+  /** First byte of the range. */
+  offset: number
+  /** Bytes in the range (sent as `Content-Length`). */
+  length: number
+  /** `Content-Type` of a single PUT; parts have none. */
+  contentType?: string
+  /** Aborts the request. */
+  signal?: AbortSignal
+  /** Called with each chunk's byte count as it goes out. */
+  onBytes(n: number): void
+}
+
+/**
+ * Sends a `PutRequest` and returns what object storage answered (HTTP errors
+ * as results, not exceptions); throws `TransportError` when the network
+ * fails, and the signal's reason when aborted.
+ */
+export type PutTransport = (request: PutRequest) => Promise<SignedPutResult>
 
 /** One artifact to send. */
 export interface ArtifactUpload {
@@ -76,7 +107,9 @@ export interface ArtifactUploaded {
   resumedParts: number
 }
 
-type Resolved = Required<Omit<UploadOptions, 'onProgress' | 'onMultipart' | 'signal'>> & Pick<UploadOptions, 'onProgress' | 'onMultipart' | 'signal'>
+type Resolved =
+  & Required<Omit<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put'>>
+  & Pick<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put'>
 
 function resolve(options: UploadOptions): Resolved {
   return {
@@ -97,6 +130,13 @@ export function uploadArtifact(client: EpisodicClient, upload: ArtifactUpload, o
   return uploadSingle(client, upload, o)
 }
 
+/** The default `PutTransport`: the client's `fetch`, streaming the range. */
+function fetchPut(client: EpisodicClient, request: PutRequest): Promise<SignedPutResult> {
+  const { body, offset, length } = request
+  const range = offset === 0 && length === body.size ? body : body.slice(offset, offset + length)
+  return client.signedPut(request.url, counted(range, request.onBytes), { contentType: request.contentType, contentLength: length, signal: request.signal })
+}
+
 /** Counts bytes of `blob` as they stream out, for the progress callback. */
 function counted(blob: Blob, onBytes: (n: number) => void): ReadableStream<Uint8Array> {
   return blob.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, c) => (onBytes(chunk.byteLength), c.enqueue(chunk)) }))
@@ -115,7 +155,8 @@ async function putWithRetries(
   client: EpisodicClient,
   o: Resolved,
   what: string,
-  blob: Blob,
+  body: Blob,
+  [offset, length]: [number, number],
   contentType: string | undefined,
   url: () => Promise<string>,
   refresh: () => Promise<void>,
@@ -127,7 +168,8 @@ async function putWithRetries(
     let sent = 0
     let result: SignedPutResult | undefined
     try {
-      result = await client.signedPut(await url(), counted(blob, (n) => ((sent += n), onBytes(n))), { contentType, contentLength: blob.size, signal: o.signal })
+      const request: PutRequest = { url: await url(), body, offset, length, contentType, signal: o.signal, onBytes: (n) => ((sent += n), onBytes(n)) }
+      result = o.put ? await o.put(request) : await fetchPut(client, request)
     } catch (error) {
       if (o.signal?.aborted) throw o.signal.reason
       if (!(error instanceof TransportError)) throw error
@@ -160,6 +202,7 @@ async function uploadSingle(client: EpisodicClient, upload: ArtifactUpload, o: R
     o,
     `upload of ${kind}`,
     body,
+    [0, body.size],
     CONTENT_TYPE[kind],
     async () => {
       if (!fresh()) await refresh()
@@ -209,13 +252,13 @@ async function uploadMultipart(client: EpisodicClient, upload: ArtifactUpload, o
   const worker = async () => {
     for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
       const start = (n - 1) * p.partSize
-      const part = body.slice(start, start + sizeOf(n))
       const partNumber = n
       const etag = await putWithRetries(
         client,
         o,
         `part ${n} of ${kind}`,
-        part,
+        body,
+        [start, sizeOf(n)],
         undefined,
         async () => {
           if (plan.expiresAt - Date.now() < EXPIRY_MARGIN_MS) await refresh()

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TransportError } from '../../src/client/errors.ts'
+import type { PutRequest } from '../../src/client/uploads.ts'
+import { nodeUploadTransport } from './upload-transport.ts'
+
+interface Received {
+  headers: IncomingMessage['headers']
+  md5: string
+  size: number
+}
+
+describe('nodeUploadTransport', () => {
+  let dir: string
+  let file: string
+  let bytes: Buffer
+  let server: Server
+  let base: string
+  const received: Received[] = []
+  /** How the server answers the next PUT. */
+  let answer: { status: number; body: string } = { status: 200, body: '' }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'episodic-put-'))
+    file = join(dir, 'run.mp4')
+    bytes = Buffer.alloc(3 * 1024 * 1024 + 17)
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff
+    writeFileSync(file, bytes)
+    server = createServer((req, res) => {
+      const md5 = createHash('md5')
+      let size = 0
+      req.on('data', (chunk: Buffer) => (md5.update(chunk), (size += chunk.length)))
+      req.on('end', () => {
+        received.push({ headers: req.headers, md5: md5.digest('hex'), size })
+        res.writeHead(answer.status, answer.status === 200 ? { etag: `"${size}"` } : { 'content-type': 'application/xml' }).end(answer.body)
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(() => {
+    server.closeAllConnections()
+    server.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex')
+  const request = (body: Blob, offset: number, length: number, extra: Partial<PutRequest> = {}) => {
+    let counted = 0
+    const put: PutRequest = { url: `${base}/object?X-Amz-Signature=x`, body, offset, length, onBytes: (n) => (counted += n), ...extra }
+    return { put, counted: () => counted }
+  }
+
+  it('PUTs a range of a file it opened, with its length, type and no Authorization header, counting every byte', async () => {
+    answer = { status: 200, body: '' }
+    const transport = nodeUploadTransport()
+    const blob = await transport.open(file)
+    const offset = 1024 * 1024 + 5
+    const length = 2 * 1024 * 1024
+    const { put, counted } = request(blob, offset, length, { contentType: 'video/mp4' })
+    const result = await transport.put(put)
+    expect(result).toEqual({ status: 200, etag: `"${length}"`, code: null, message: '' })
+    const got = received.at(-1)!
+    expect(got).toMatchObject({ size: length, md5: md5(bytes.subarray(offset, offset + length)) })
+    expect(got.headers).toMatchObject({ 'content-length': String(length), 'content-type': 'video/mp4' })
+    expect(got.headers.authorization).toBeUndefined()
+    expect(counted()).toBe(length)
+  })
+
+  it('streams a Blob it did not open (the Web path), and an empty range', async () => {
+    answer = { status: 200, body: '' }
+    const transport = nodeUploadTransport()
+    const blob = new Blob([new Uint8Array(bytes.subarray(0, 1000))])
+    const { put, counted } = request(blob, 10, 900)
+    expect((await transport.put(put)).status).toBe(200)
+    expect(received.at(-1)).toMatchObject({ size: 900, md5: md5(bytes.subarray(10, 910)) })
+    expect(counted()).toBe(900)
+    const opened = await transport.open(file)
+    expect((await transport.put(request(opened, 0, 0).put)).status).toBe(200)
+    expect(received.at(-1)!.size).toBe(0)
+  })
+
+  it("returns object storage's refusal with its S3 code and message", async () => {
+    answer = { status: 403, body: '<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>' }
+    const transport = nodeUploadTransport()
+    const result = await transport.put(request(await transport.open(file), 0, 1000).put)
+    expect(result).toEqual({ status: 403, etag: null, code: 'AccessDenied', message: 'AccessDenied: Request has expired' })
+  })
+
+  it('throws TransportError when nothing answers, and the reason when aborted', async () => {
+    const transport = nodeUploadTransport()
+    const blob = await transport.open(file)
+    const down = transport.put({ ...request(blob, 0, 1000).put, url: 'http://127.0.0.1:9/object' })
+    await expect(down).rejects.toBeInstanceOf(TransportError)
+    await expect(down).rejects.toThrow(/network failure talking to http:\/\/127\.0\.0\.1:9/)
+    const stop = new AbortController()
+    const reason = new Error('stopped by the user')
+    stop.abort(reason)
+    await expect(transport.put(request(blob, 0, 1000, { signal: stop.signal }).put)).rejects.toBe(reason)
+  })
+})
