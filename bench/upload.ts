@@ -21,7 +21,8 @@ import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createInterface } from 'node:readline'
 import { EpisodicClient } from '../src/client/client.ts'
-import { uploadArtifact } from '../src/client/uploads.ts'
+import { uploadArtifact, type UploadOptions } from '../src/client/uploads.ts'
+import { nodeUploadTransport } from '../adapters/node/upload-transport.ts'
 
 const MiB = 1024 * 1024
 const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB
@@ -110,24 +111,32 @@ export async function main(): Promise<void> {
     const raw = await measured(server.pid!, () => pipedPut(piped.upload_urls[0]!.url, file))
     rows.push(['single PUT (node:http, piped file)', raw.seconds, raw.growth])
 
-    const multi = await client.openEpisode({ request_uploads: [] })
-    const parts = await measured(server.pid!, async () => {
-      const blob = await openAsBlob(file)
-      await uploadArtifact(client, { episodeId: multi.episode_id, kind: 'video', body: blob }, {
-        multipartThreshold: 0,
-        partSize: Math.ceil(SIZE / 4 / MiB) * MiB,
-        concurrency: 4,
+    // The client library as `episodic upload` runs it: the Node transport reads the file itself.
+    const transport = nodeUploadTransport()
+    const library = async (multipart: boolean, put: UploadOptions['put']) => {
+      const opened = await client.openEpisode({ request_uploads: [] })
+      return measured(server.pid!, async () => {
+        const body = put ? await transport.open(file) : await openAsBlob(file)
+        const options: UploadOptions = multipart
+          ? { multipartThreshold: 0, partSize: Math.ceil(SIZE / 4 / MiB) * MiB, concurrency: 4, put }
+          : { multipartThreshold: SIZE, put }
+        await uploadArtifact(client, { episodeId: opened.episode_id, kind: 'video', body }, options)
       })
-    })
-    rows.push(['multipart, 4 parts in flight', parts.seconds, parts.growth])
+    }
+    const single2 = await library(false, transport.put)
+    rows.push(['single PUT, library + Node transport', single2.seconds, single2.growth])
+    const parts2 = await library(true, transport.put)
+    rows.push(['multipart x4, library + Node transport', parts2.seconds, parts2.growth])
+    const parts = await library(true, undefined)
+    rows.push(['multipart x4, library + fetch', parts.seconds, parts.growth])
 
     const mbps = (seconds: number) => SIZE / 1e6 / seconds
     console.log(`${SIZE / MiB} MiB file; server RSS sampled every 10 ms`)
-    console.log('path                               MB/s    x copy   peak RSS growth')
+    console.log('path                                     MB/s    x copy   peak RSS growth')
     for (const [name, seconds, growth] of rows) {
       const ratio = mbps(seconds) / mbps(copy.seconds)
       console.log(
-        `${name.padEnd(34)} ${mbps(seconds).toFixed(0).padStart(5)}   ${ratio.toFixed(2).padStart(5)}   ${
+        `${name.padEnd(40)} ${mbps(seconds).toFixed(0).padStart(5)}   ${ratio.toFixed(2).padStart(5)}   ${
           Number.isNaN(growth) ? '-' : `${(growth / MiB).toFixed(1)} MiB`
         }`,
       )
