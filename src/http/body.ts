@@ -7,6 +7,7 @@
  * deeper than the database accepts, or over the size limit; and a body
  * declared as anything but JSON gets 415.
  */
+import { concatBytes } from '../bytes.ts'
 import * as v from 'valibot'
 import { EpisodicError } from '../errors.ts'
 import { parseJson } from './json.ts'
@@ -55,13 +56,7 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
     }
     chunks.push(value)
   }
-  const all = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    all.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return all
+  return concatBytes(chunks)
 }
 
 function tooLarge(limit: number): EpisodicError {

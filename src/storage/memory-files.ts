@@ -5,6 +5,7 @@
  * nothing, and a finished one is visible atomically. Multipart parts are
  * kept the same way and joined at completion.
  */
+import { concatBytes } from '../bytes.ts'
 import { toHex } from '../crypto.ts'
 import { type BlobFiles, StorageError, type StoredPart } from './types.ts'
 
@@ -78,7 +79,7 @@ export function createMemoryFiles(): BlobFiles {
       assemble: (key, uploadId, partNumbers, etag) =>
         settled(() => {
           const upload = uploadOf(key, uploadId)
-          const bytes = join(partNumbers.map((n) => upload.parts.get(n)!.bytes))
+          const bytes = concatBytes(partNumbers.map((n) => upload.parts.get(n)!.bytes))
           objects.set(key, { bytes, etag })
           uploads.delete(uploadId)
           return { size: bytes.byteLength, etag }
@@ -104,17 +105,7 @@ async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
     if (done) break
     chunks.push(value)
   }
-  return join(chunks)
-}
-
-function join(chunks: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0))
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  return concatBytes(chunks)
 }
 
 async function digest(bytes: Uint8Array): Promise<string> {

@@ -4,6 +4,7 @@
  * travel as `.npy` files, each padded to start on a 64-byte boundary of the
  * frame body so numpy views them aligned, without a copy or a JSON detour.
  */
+import { concatBytes } from '../../bytes.ts'
 import { descrOf } from '../npz/dtype.ts'
 import { toFloat16Bits } from '../npz/float16.ts'
 import { decodeNpy, encodeNpyHeader, type NdArray, stepView } from '../npz/index.ts'
@@ -36,16 +37,7 @@ export class StepEncoder {
 
   /** An `S` frame: one step's observation. */
   encode(episodeIndex: number, step: number, observation: Record<string, NdArray>): Uint8Array {
-    const chunks = this.#chunks(KIND.step, episodeIndex, step, observation)
-    let size = 0
-    for (const chunk of chunks) size += chunk.length
-    const frame = new Uint8Array(size)
-    let at = 0
-    for (const chunk of chunks) {
-      frame.set(chunk, at)
-      at += chunk.length
-    }
-    return frame
+    return concatBytes(this.#chunks(KIND.step, episodeIndex, step, observation))
   }
 
   /** A `P` frame, as chunks: a whole episode's arrays, each cut to its first `steps` rows (0-d arrays whole). */
@@ -133,20 +125,24 @@ function payload(array: NdArray): Uint8Array {
 /** Decodes an `A` body (after the kind byte): `.npy` entries become `NdArray`s, JSON entries their values. */
 export function decodeAction(body: Uint8Array): Record<string, unknown> {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
-  const count = view.getUint16(1, true)
   const action: Record<string, unknown> = {}
-  let at = 3
+  for (const { key, npy, bytes } of entries(body, view, 3, view.getUint16(1, true))) {
+    action[key] = npy ? decodeNpy(bytes, `action "${key}"`, 'owned') : JSON.parse(fromUtf8.decode(bytes))
+  }
+  return action
+}
+
+/** The `count` entries of an `A` or `B` body from offset `at`: key, `.npy` or JSON, payload. */
+function* entries(body: Uint8Array, view: DataView, at: number, count: number): Generator<{ key: string; npy: boolean; bytes: Uint8Array }> {
   for (let i = 0; i < count; i++) {
     const keyLength = view.getUint16(at, true)
     const key = fromUtf8.decode(body.subarray(at + 2, at + 2 + keyLength))
-    const type = body[at + 2 + keyLength]
+    const npy = body[at + 2 + keyLength] === 0x6e
     const length = view.getUint32(at + 3 + keyLength, true)
     const start = pad64(at + 7 + keyLength)
-    const bytes = body.subarray(start, start + length)
-    action[key] = type === 0x6e ? decodeNpy(bytes, `action "${key}"`, 'owned') : JSON.parse(fromUtf8.decode(bytes))
+    yield { key, npy, bytes: body.subarray(start, start + length) }
     at = start + length
   }
-  return action
 }
 
 /**
@@ -169,17 +165,8 @@ export function decodeBatch(body: Uint8Array, steps: number): Record<string, unk
     }
     return actions
   }
-  const keys = view.getUint16(6, true)
-  let at = 8
-  for (let i = 0; i < keys; i++) {
-    const keyLength = view.getUint16(at, true)
-    const key = fromUtf8.decode(body.subarray(at + 2, at + 2 + keyLength))
-    const type = body[at + 2 + keyLength]
-    const length = view.getUint32(at + 3 + keyLength, true)
-    const start = pad64(at + 7 + keyLength)
-    const bytes = body.subarray(start, start + length)
-    at = start + length
-    if (type === 0x6e) {
+  for (const { key, npy, bytes } of entries(body, view, 8, view.getUint16(6, true))) {
+    if (npy) {
       const stacked = decodeNpy(bytes, `action "${key}"`, 'owned')
       for (let step = 0; step < steps; step++) actions[step]![key] = stepView(stacked, step)
     } else if (key === '_outcome') {

@@ -8,6 +8,7 @@
  * observation message is written here, directly and without copying arrays
  * twice; replies are decoded with @msgpack/msgpack.
  */
+import { concatBytes } from '../../bytes.ts'
 import { Decoder, Encoder } from '@msgpack/msgpack'
 import { descrOf, parseDescr } from '../npz/dtype.ts'
 import { toFloat16Bits } from '../npz/float16.ts'
@@ -40,15 +41,7 @@ export function packObservation(observation: Record<string, unknown>): Uint8Arra
       parts.push(encode(value))
     }
   }
-  let size = 0
-  for (const part of parts) size += part.length
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
+  return concatBytes(parts)
 }
 
 // Map keys arrive as strings or (for openpi's bytes keys) binary; both become strings here.
