@@ -41,6 +41,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import struct
 import sys
@@ -177,7 +178,7 @@ def checked(action, step):
     for key, value in action.items():
         if not isinstance(key, str):
             raise TypeError("policy returned a non-string key %r at step %d" % (key, step))
-        if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)):
+        if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic) and not nonfinite(value)):
             out.append((key, "j", value))
         else:
             array = np.asarray(value)
@@ -185,6 +186,11 @@ def checked(action, step):
                 raise TypeError("action %r at step %d has dtype %s; expected numbers" % (key, step, array.dtype))
             out.append((key, "n", array))
     return out
+
+
+def nonfinite(value):
+    """NaN and the infinities travel as 0-d arrays: JSON has no spelling for them."""
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def encode_entries(entries, size):

@@ -35,6 +35,9 @@ def zero_d(obs):
 def with_context(obs, context):
     return {"a": np.array([context["step"], context["steps"], context["episodeIndex"]], dtype=np.int32), "id": len(context["baselineEpisodeId"])}
 
+def nonfinite(obs):
+    return {"a": float("nan") if int(obs["s"]) == 1 else 1.5}
+
 def raises(obs):
     if int(obs["s"]) == 3:
         raise ValueError("boom at %d" % int(obs["s"]))
@@ -99,7 +102,7 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     return { episode: await run(), steps: await run(undefined, true), split: await run(1) }
   }
 
-  it.each(['stacked', 'ragged', 'extra_key', 'zero_d', 'with_context'])('%s: every step answers as it does one step at a time', async (fn) => {
+  it.each(['stacked', 'ragged', 'extra_key', 'zero_d', 'with_context', 'nonfinite'])('%s: every step answers as it does one step at a time', async (fn) => {
     const { episode, steps, split } = await both(fn)
     expect(episode).toEqual(steps)
     expect(split).toEqual(steps)
@@ -125,6 +128,13 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     }
     expect(await gap('stacked')).toBe(3 * 8)
     expect(await gap('extra_key')).toBeGreaterThanOrEqual(64)
+  }, 60_000)
+
+  it('a Python float NaN arrives as a 0-d float64 array (JSON cannot carry it), the other steps as numbers', async () => {
+    const { episode } = await both('nonfinite')
+    const actions = episode as Record<string, unknown>[]
+    expect(actions[0]!.a).toBe(1.5)
+    expect(actions[1]!.a).toEqual({ dtype: 'float64', shape: [], data: [NaN] })
   }, 60_000)
 
   it('a step that raises fails the episode naming that step, with the traceback', async () => {
