@@ -357,6 +357,47 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     expect(to(path)[0]!.verified).toBe(true)
   }, SLOW)
 
+  it('a stop signal interrupts every attempt of a large batch, with one listener on the signal', async () => {
+    await freshData()
+    const server = await startServer(false)
+    const lab = await tenant(server.app)
+    const paths = Array.from({ length: 12 }, (_, i) => `/batch-${kind}-${i}`)
+    for (const path of paths) await endpoint(server.app, lab.name, path)
+    const runId = await evalRun(server.url, lab.key)
+    expect((await finalize(server.url, lab.key, runId)).status).toBe(200)
+
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const stop = new AbortController()
+      let started = 0
+      const batch = deliverWebhooks({
+        db: server.app.deps.db,
+        clock,
+        limit: 50,
+        signal: stop.signal,
+        fetch: (_url, init) => {
+          started++
+          return new Promise((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(new Error('aborted'))))
+        },
+      })
+      await until('all twelve attempts under way', () => started === 12)
+      stop.abort()
+      expect(await batch).toEqual({ attempted: 12, delivered: 0, retrying: 12, failed: 0 })
+      // Node reports a possible leak (asynchronously) past ten listeners on one signal.
+      await new Promise((r) => setTimeout(r, 50))
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+    }
+    const rows = await deliveryRows(server.app, runId)
+    expect(rows).toHaveLength(12)
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: 'pending', attempts: 1, last_error: 'interrupted: the sending instance stopped', lease_token: null })
+    }
+  }, SLOW)
+
   it('sends each delivery once when several instances deliver from one database', async () => {
     await freshData()
     const a = await startServer()

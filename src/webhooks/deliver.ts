@@ -125,32 +125,43 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
     returning d.id, d.payload, d.attempts, d.created_at, e.url, e.secret`.execute(options.db)
 
   const report: DeliveryReport = { attempted: claimed.rows.length, delivered: 0, retrying: 0, failed: 0 }
-  await Promise.all(
-    claimed.rows.map(async (row) => {
-      const outcome = await attempt(options.fetch, row, clock.now(), timeoutMs, options.signal)
-      const after = clock.now()
-      if (outcome.interrupted) {
-        report.retrying++
-        await settle(options.db, row.id, token, { status: 'pending', next_attempt_at: after, last_status: null, last_error: outcome.error })
-        return
-      }
-      if (outcome.ok) {
-        report.delivered++
-        await settle(options.db, row.id, token, { status: 'delivered', delivered_at: after, last_status: outcome.status, last_error: null })
-        return
-      }
-      const next = nextAttemptAt(new Date(row.created_at), row.attempts, after)
-      if (next) report.retrying++
-      else report.failed++
-      await settle(options.db, row.id, token, {
-        status: next ? 'pending' : 'failed',
-        next_attempt_at: next ?? after,
-        last_status: outcome.status,
-        last_error: outcome.error.slice(0, ERROR_LIMIT),
-      })
-    }),
-  )
+  // One listener on the caller's signal for the whole batch, not one per attempt
+  // (more than ten listeners on one signal make Node warn of a leak).
+  const inFlight = new Set<AbortController>()
+  const onStop = () => {
+    for (const controller of inFlight) controller.abort()
+  }
+  options.signal?.addEventListener('abort', onStop)
+  try {
+    await Promise.all(claimed.rows.map((row) => deliverOne(row)))
+  } finally {
+    options.signal?.removeEventListener('abort', onStop)
+  }
   return report
+
+  async function deliverOne(row: Claimed): Promise<void> {
+    const outcome = await attempt(options.fetch, row, clock.now(), timeoutMs, inFlight, options.signal)
+    const after = clock.now()
+    if (outcome.interrupted) {
+      report.retrying++
+      await settle(options.db, row.id, token, { status: 'pending', next_attempt_at: after, last_status: null, last_error: outcome.error })
+      return
+    }
+    if (outcome.ok) {
+      report.delivered++
+      await settle(options.db, row.id, token, { status: 'delivered', delivered_at: after, last_status: outcome.status, last_error: null })
+      return
+    }
+    const next = nextAttemptAt(new Date(row.created_at), row.attempts, after)
+    if (next) report.retrying++
+    else report.failed++
+    await settle(options.db, row.id, token, {
+      status: next ? 'pending' : 'failed',
+      next_attempt_at: next ?? after,
+      last_status: outcome.status,
+      last_error: outcome.error.slice(0, ERROR_LIMIT),
+    })
+  }
 }
 
 /** Records an attempt's outcome, unless the lease lapsed and another instance took the row over. */
@@ -169,7 +180,14 @@ async function settle(
 }
 
 /** One signed POST; any 2xx is a success, anything else (redirects included) a failure. */
-async function attempt(fetch: FetchLike, row: Claimed, at: Date, timeoutMs: number, stop?: AbortSignal): Promise<Outcome> {
+async function attempt(
+  fetch: FetchLike,
+  row: Claimed,
+  at: Date,
+  timeoutMs: number,
+  inFlight: Set<AbortController>,
+  stop?: AbortSignal,
+): Promise<Outcome> {
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'episodic-webhooks/1',
@@ -177,8 +195,8 @@ async function attempt(fetch: FetchLike, row: Claimed, at: Date, timeoutMs: numb
   }
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), timeoutMs)
-  const onStop = () => controller.abort()
-  stop?.addEventListener('abort', onStop)
+  inFlight.add(controller)
+  if (stop?.aborted) controller.abort()
   try {
     const response = await fetch(row.url, { method: 'POST', headers, body: row.payload, redirect: 'manual', signal: controller.signal })
     if (response.status >= 200 && response.status < 300) {
@@ -193,7 +211,7 @@ async function attempt(fetch: FetchLike, row: Claimed, at: Date, timeoutMs: numb
     return { ok: false, status: null, error: describe(error) }
   } finally {
     clearTimeout(timer)
-    stop?.removeEventListener('abort', onStop)
+    inFlight.delete(controller)
   }
 }
 
