@@ -16,9 +16,9 @@
  *
  * Knobs: E2E_EPISODES (200), E2E_ROUNDS (2), E2E_SIDES=numpy,javascript (a
  * subset), E2E_VARIANTS=1 (adds numpy with 16 downloads, no read-ahead,
- * --concurrency 2), E2E_PROFILE=1 (CPU profiles of the CLI runs in
- * /tmp/e2e-prof), E2E_AB=DIR (adds the JavaScript run with the CLI of the
- * checkout in DIR, for an interleaved A/B), E2E_NODE_FLAGS='--trace-gc ...' (Node flags for the CLI runs).
+ * --concurrency 2 for the JavaScript and the Python policy), E2E_PROFILE=1 (CPU profiles of the CLI runs in
+ * /tmp/e2e-prof), E2E_AB=DIR (adds the JavaScript and Python runs with the
+ * CLI of the checkout in DIR, for an interleaved A/B), E2E_NODE_FLAGS='--trace-gc ...' (Node flags for the CLI runs).
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -212,6 +212,7 @@ export async function main(): Promise<void> {
       sides['numpy, 16 dl'] = () => timed(PYTHON, ['-c', NUMPY, svc.url, key, ids.join(','), '16'])
       sides['js, no prefetch'] = () => replay(['--policy', './noop.mjs:noop', '--prefetch-mb', '0'])
       sides['js, concurrency 2'] = () => replay(['--policy', './noop.mjs:noop', '--concurrency', '2'])
+      sides['python c2'] = () => replay(['--policy', './noop_policy.py:noop', '--python', PYTHON, '--concurrency', '2'])
       // glibc 2.35+: malloc's large blocks (V8's ArrayBuffers) in transparent huge pages, as numpy's arrays are.
       sides['js hugetlb'] = () => replay(['--policy', './noop.mjs:noop'], cli, { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' })
     }
@@ -219,6 +220,7 @@ export async function main(): Promise<void> {
       // An interleaved A/B: the same JavaScript run with the CLI of another checkout (its node_modules are not needed).
       const other = await bundleCli(process.env.E2E_AB, `${BUNDLE_DIR}-ab`)
       sides['javascript (A/B)'] = () => replay(['--policy', './noop.mjs:noop'], other)
+      sides['python (A/B)'] = () => replay(['--policy', './noop_policy.py:noop', '--python', PYTHON], other)
     }
     if (!sides['policy server']) console.log(`(policy-server row skipped: ${SERVER_PYTHON} lacks numpy, msgpack or websockets)`)
 
