@@ -142,8 +142,19 @@ describe('episodic upload', () => {
     expect((await client().getEpisode(id)).bytes_total).toBe(70 * MiB)
   }, TIMEOUT)
 
+  it('sends a --seed anywhere in the signed 64-bit range exactly', async () => {
+    for (const seed of ['9223372036854775807', '-9223372036854775808']) {
+      const done = await cli(['--actions', 'actions.npz', `--seed=${seed}`])
+      expect(done.code, done.stderr).toBe(0)
+      expect((await client().getEpisode(done.stdout.trim())).seed).toBe(BigInt(seed))
+    }
+  }, TIMEOUT)
+
   it('refuses bad flags and unreadable files with the documented exit codes', async () => {
     expect((await cli(['--seed', 'x', '--actions', 'actions.npz'])).code).toBe(2)
+    const outside = await cli(['--seed', '9223372036854775808', '--actions', 'actions.npz'])
+    expect(outside.code).toBe(2)
+    expect(outside.stderr).toContain('--seed: must be within the signed 64-bit range')
     expect((await cli(['--source', 'moon'])).code).toBe(2)
     expect((await cli(['--video', 'missing.mp4'])).code).toBe(3)
     expect((await cli(['--metadata', '[1]'])).code).toBe(2)

@@ -76,7 +76,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     policy_version: values['policy-version'],
     env_version: values['env-version'],
     git_sha: values['git-sha'],
-    seed: values.seed === undefined ? undefined : integer('--seed', values.seed),
+    seed: values.seed === undefined ? undefined : seed(values.seed),
     fps: values.fps === undefined ? undefined : positive('--fps', values.fps),
     source: values.source === undefined ? undefined : source(values.source),
     metadata: values.metadata === undefined ? undefined : await metadata(values.metadata),
@@ -157,10 +157,16 @@ function clean<T extends Record<string, unknown>>(record: T): Partial<T> {
   return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
-function integer(flag: string, text: string): number {
-  const value = Number(text)
-  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value)) throw usageError(`${flag}: must be an integer (within ±2^53 on the command line)`)
-  return value
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/** `--seed`: any signed 64-bit integer, exact (a bigint past 2^53, as the client sends it). */
+function seed(text: string): number | bigint {
+  const digits = text.trim()
+  if (!/^-?\d+$/.test(digits)) throw usageError(`--seed: must be an integer (got ${JSON.stringify(text)})`)
+  const value = BigInt(digits)
+  if (value < INT64_MIN || value > INT64_MAX) throw usageError(`--seed: must be within the signed 64-bit range, ${INT64_MIN} .. ${INT64_MAX}`)
+  return Number.isSafeInteger(Number(value)) ? Number(value) : value
 }
 
 function positive(flag: string, text: string): number {
