@@ -166,7 +166,10 @@ export interface PostgresDatabaseOptions {
   /**
    * PostgreSQL's `statement_timeout` for the pool's sessions, in ms (default
    * 30000; 0 turns it off): a statement stuck behind a lock or on a dying
-   * server is cancelled by the server. `DATABASE_STATEMENT_TIMEOUT_MS`.
+   * server is cancelled by the server. The pool also gives up on a query that
+   * has had no answer for this long plus the connect timeout plus 2 s (a
+   * frozen or vanished server enforces nothing): it fails with
+   * `QUERY_DEADLINE` and its connection is dropped. `DATABASE_STATEMENT_TIMEOUT_MS`.
    */
   statementTimeoutMs?: number
 }
@@ -195,7 +198,8 @@ export function createPostgresSql(url: string, options: PostgresDatabaseOptions 
       connect_timeout: options.connectTimeoutSeconds ?? POSTGRES_TIMEOUTS.connectTimeoutSeconds,
       connection: { application_name: 'episodic', ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}) },
     })
-  return stripedSql(open, options.max ?? 10)
+  const connectTimeoutMs = (options.connectTimeoutSeconds ?? POSTGRES_TIMEOUTS.connectTimeoutSeconds) * 1000
+  return stripedSql(open, options.max ?? 10, { deadlineMs: statementTimeout > 0 ? statementTimeout + connectTimeoutMs + 2000 : 0 })
 }
 
 /**

@@ -57,9 +57,9 @@ class FakeSql implements PostgresJsSql {
   }
 }
 
-function pool(max: number) {
+function pool(max: number, deadlineMs?: number) {
   FakeSql.made = []
-  return stripedSql((events) => new FakeSql(events), max)
+  return stripedSql((events) => new FakeSql(events), max, { deadlineMs })
 }
 
 /** Reserves, answering the `select 1` the pool sends first to open the connection. */
@@ -268,6 +268,39 @@ describe('stripedSql', () => {
     const next = send(sql, 'next')
     expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['next'])
     FakeSql.made[0]!.settle()
+    await next
+  })
+
+  it('fails a query with no answer within the deadline and moves its stripe to a new instance', async () => {
+    const sql = pool(1, 40)
+    const answered = send(sql, 'answered in time')
+    FakeSql.made[0]!.settle(0, [{ ok: 1 }])
+    expect([...(await answered)]).toEqual([{ ok: 1 }])
+    const started = Date.now()
+    await expect(send(sql, 'no answer')).rejects.toMatchObject({ code: 'QUERY_DEADLINE', message: expect.stringContaining('within 40 ms') })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(35)
+    expect(FakeSql.made).toHaveLength(2)
+    expect(FakeSql.made[0]!.ended).toBe(true)
+    // The next query goes to the fresh instance; an answer in time clears its timer.
+    const next = send(sql, 'next')
+    expect(FakeSql.made[1]!.queries.map((q) => q.query)).toEqual(['next'])
+    FakeSql.made[1]!.settle()
+    await next
+    await new Promise((r) => setTimeout(r, 80))
+    expect(FakeSql.made).toHaveLength(2)
+    expect(FakeSql.made[1]!.ended).toBe(false)
+  })
+
+  it("bounds a transaction's queries too: past the deadline it fails, and nothing more is sent on it", async () => {
+    const sql = pool(1, 40)
+    const tx = await reserveOpening(sql)
+    await expect(tx.unsafe('update stuck')).rejects.toMatchObject({ code: 'QUERY_DEADLINE' })
+    expect(FakeSql.made[0]!.ended).toBe(true)
+    await expect(tx.unsafe('rollback')).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' })
+    expect(FakeSql.made[0]!.queries.map((q) => q.query)).toEqual(['update stuck'])
+    tx.release()
+    const next = send(sql, 'after')
+    FakeSql.made[1]!.settle()
     await next
   })
 

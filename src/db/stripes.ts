@@ -38,6 +38,12 @@
  * connection was written from a `setImmediate` to a null socket and crashed
  * the process (porsager/postgres#1208).
  *
+ * With `deadlineMs`, a query (a transaction's too) that has had no answer
+ * for that long is failed with `QUERY_DEADLINE` and its stripe is treated as
+ * closed: moved to a new instance, the old one ended at once. A statement
+ * timeout is enforced by the server, so a frozen or vanished server (sockets
+ * open, nothing answering) would otherwise hold every request for good.
+ *
  * @example
  * const sql = stripedSql(({ onclose }) => postgres(url, { max: 1, onclose }), 10)
  * await sql.unsafe('select 1', [], { prepare: true })
@@ -61,6 +67,17 @@ interface Stripe {
   open: boolean
 }
 
+/** Options of `stripedSql`. */
+export interface StripeOptions {
+  /** Fail a query with no answer after this many ms and drop its connection (0 or absent: wait). */
+  deadlineMs?: number
+}
+
+/** What a query gets when the server has not answered it within the deadline. */
+function noAnswer(ms: number): Error {
+  return Object.assign(new Error(`PostgreSQL did not answer within ${ms} ms; its connection was dropped`), { code: 'QUERY_DEADLINE' })
+}
+
 /** What a transaction's query gets once its connection has closed (with postgres.js's error code for it). */
 function connectionClosed(): Error {
   return Object.assign(new Error('the connection of this transaction closed'), { code: 'CONNECTION_CLOSED' })
@@ -70,32 +87,54 @@ function connectionClosed(): Error {
  * One postgres.js-like pool over up to `max` single-connection instances made
  * by `open`, which must pass `events.onclose` on to postgres.js.
  */
-export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: number): PostgresJsSql {
+export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: number, options: StripeOptions = {}): PostgresJsSql {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`)
+  const deadlineMs = options.deadlineMs ?? 0
   const stripes: Stripe[] = []
   let ending = false
 
-  /**
-   * A new instance for `stripe`. When its connection closes, the stripe gets
-   * a fresh one for what comes next and this one is ended at once, which
-   * rejects whatever it still held (see the module comment for why an
-   * instance is never reused after a close).
-   */
-  const instance = (stripeOf: () => Stripe): PostgresJsSql => {
-    const sql = open({
-      onclose() {
-        const stripe = stripeOf()
-        if (stripe.sql !== sql || ending) return
-        stripe.open = false
-        stripe.sql = instance(stripeOf)
-        void sql.end({ timeout: 0 }).catch(() => {})
-      },
-    })
+  /** A new instance for `stripe`; when its connection closes, `replace` moves the stripe on. */
+  const instance = (stripe: Stripe): PostgresJsSql => {
+    const sql = open({ onclose: () => replace(stripe, sql) })
     return sql
   }
 
+  /**
+   * Gives `stripe` a fresh instance for what comes next and ends `sql`, its
+   * old one, at once, which rejects whatever it still held (see the module
+   * comment for why an instance is never reused after a close).
+   */
+  const replace = (stripe: Stripe, sql: PostgresJsSql): void => {
+    if (stripe.sql !== sql || ending) return
+    stripe.open = false
+    stripe.sql = instance(stripe)
+    void sql.end({ timeout: 0 }).catch(() => {})
+  }
+
+  /** `query`, failed (and its stripe's instance `sql` replaced) if no answer comes within the deadline. */
+  const bounded = (query: PromiseLike<PostgresJsResult>, stripe: Stripe, sql: PostgresJsSql): PromiseLike<PostgresJsResult> => {
+    if (deadlineMs <= 0) return query
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        replace(stripe, sql)
+        reject(noAnswer(deadlineMs))
+      }, deadlineMs)
+      query.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
   const add = (): Stripe => {
-    const stripe: Stripe = { sql: instance(() => stripe), inFlight: 0, reserved: 0, open: false }
+    const stripe = { inFlight: 0, reserved: 0, open: false } as Stripe
+    stripe.sql = instance(stripe)
     stripes.push(stripe)
     return stripe
   }
@@ -111,7 +150,7 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
   ): PromiseLike<A | B> {
     stripe.inFlight++
     const sql = stripe.sql
-    return sql.unsafe(query, params, options).then(
+    return bounded(sql.unsafe(query, params, options), stripe, sql).then(
       (value) => {
         stripe.inFlight--
         // Said of the instance it ran on, which a close may have replaced since.
@@ -186,7 +225,8 @@ export function stripedSql(open: (events: StripeEvents) => PostgresJsSql, max: n
       // 3.4.9 would write to the closed socket from a setImmediate and throw
       // where nobody can catch it (porsager/postgres#1208), which is what a
       // transaction's ROLLBACK after a dropped connection used to do.
-      unsafe: (query, params, options) => (stripe.sql === held ? reserved.unsafe(query, params, options) : Promise.reject(connectionClosed())),
+      unsafe: (query, params, options) =>
+        stripe.sql === held ? bounded(reserved.unsafe(query, params, options), stripe, held) : Promise.reject(connectionClosed()),
       release() {
         if (released) return
         released = true

@@ -1,15 +1,8 @@
 /**
- * PENDING (issue 16, item 9): rename to `postgres-frozen.test.ts` once the
- * driver bounds a query that gets no answer on the client side. Checked after
- * merging the `lean` driver: even with DATABASE_CONNECT_TIMEOUT_S=3 and
- * DATABASE_STATEMENT_TIMEOUT_MS=3000 every request waits past 60 s, because a
- * statement timeout is enforced by the server (a frozen one enforces
- * nothing) and queries on already-open connections have no client deadline.
- * Kept out of the suite so it stays green.
- *
  * A frozen PostgreSQL (SIGSTOP on the postmaster and every backend: the
  * sockets stay open, nothing answers, like a half-open peer or a host that
- * vanished) must not hang requests: each answers 500 within 10 s, and the
+ * vanished) must not hang requests: each answers 500 within 10 s (the pool's
+ * deadline: statement timeout 3 s + connect timeout 3 s + 2 s), and the
  * service serves again once PostgreSQL thaws.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
