@@ -181,6 +181,30 @@ describeWithPython(
       expect(rows[baselines[2]!]!.status).toBe('done')
     }, TIMEOUT)
 
+    it('--action-horizon: a server answering with action chunks is asked every H steps, one row per step', async () => {
+      const url = await startServer(['--chunk', '4'])
+      const js = await twin('chunked4')
+      const { run, rows } = await stored(['--policy', url, ...maps, '--action-horizon', '4', '--concurrency', '2'], 'server-chunk')
+      expect(run.stderr).toBe('')
+      for (const id of baselines) {
+        const { outcome_source: _a, reward_total_candidate: _b, ...server } = rows[id]!.metrics!
+        const { outcome_source: _c, reward_total_candidate: _d, ...reference } = js[id]!.metrics!
+        expect(server).toEqual(reference)
+      }
+      // Without the horizon every step's reply is a [4, 7] chunk where a [7] action is recorded.
+      const plain = await stored(['--policy', url, ...maps], 'server-chunk-plain')
+      for (const row of Object.values(plain.rows)) {
+        expect(row).toMatchObject({ status: 'failed', error: expect.stringContaining('candidate shape [4, 7] does not match baseline shape [7] per step') })
+        expect(row.error).toContain('take --action-horizon 4')
+      }
+      // A horizon longer than the chunks: the episode fails naming the key, its rows and the horizon.
+      const long = await stored(['--policy', url, ...maps, '--action-horizon', '8'], 'server-chunk-long')
+      for (const row of Object.values(long.rows)) {
+        expect(row).toMatchObject({ status: 'failed', error: expect.stringContaining('policy server\'s "/joint_states/position" has 4 steps') })
+        expect(row.error).toContain('the action horizon is 8')
+      }
+    }, TIMEOUT)
+
     it('a server that is not there is a configuration error before any run', async () => {
       const down = await cli(['--policy', 'ws://127.0.0.1:9', ...maps, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
       expect(down.code).toBe(3)

@@ -158,6 +158,9 @@ Options:
   --python PATH              interpreter for a Python policy (default python3 on PATH)
   --obs-map FROM=TO,...      rename observation keys sent to a policy server
   --action-map FROM=TO,...   rename a policy server's reply keys to action namespaces
+  --action-horizon N         the policy server answers with a chunk of N steps' actions
+                             (openpi's actions [N, dim]): ask every N steps, use one row
+                             per step (default 1: ask every step)
 
 Replay is open-loop: the candidate never changes what it observes, so outcome
 values are what the policy reports through _outcome (or the baseline's); the

@@ -30,18 +30,26 @@ export interface LoadPolicyOptions {
   /** `--obs-map` / `--action-map` text (`from=to,...`), for policy servers. */
   obsMap?: string
   actionMap?: string
+  /** `--action-horizon`: the policy server answers with chunks of this many steps. */
+  actionHorizon?: number
 }
 
 /** Resolves `--policy` against `cwd` and returns a policy object (its `close` ends a Python process or a connection). */
 export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyOptions = {}): Promise<PolicyObject> {
-  if ((options.obsMap || options.actionMap) && !/^wss?:\/\//.test(spec)) {
-    throw usageError('--obs-map and --action-map apply to a policy server (--policy ws://host:port)')
+  if ((options.obsMap || options.actionMap || options.actionHorizon !== undefined) && !/^wss?:\/\//.test(spec)) {
+    throw usageError('--obs-map, --action-map and --action-horizon apply to a policy server (--policy ws://host:port)')
   }
   if (/^wss?:\/\//.test(spec)) {
     try {
       const observationKeys = options.obsMap ? parseKeyMap(options.obsMap, '--obs-map') : undefined
       const actionKeys = options.actionMap ? parseKeyMap(options.actionMap, '--action-map') : undefined
-      return websocketPolicy({ url: spec, observationKeys, actionKeys, WebSocket: WebSocket as unknown as WebSocketConstructor })
+      return websocketPolicy({
+        url: spec,
+        observationKeys,
+        actionKeys,
+        actionHorizon: options.actionHorizon,
+        WebSocket: WebSocket as unknown as WebSocketConstructor,
+      })
     } catch (error) {
       throw usageError((error as Error).message)
     }

@@ -36,6 +36,7 @@ const OPTIONS = {
   python: { type: 'string' },
   'obs-map': { type: 'string' },
   'action-map': { type: 'string' },
+  'action-horizon': { type: 'string' },
   concurrency: { type: 'string' },
   'prefetch-mb': { type: 'string' },
   json: { type: 'boolean' },
@@ -66,7 +67,13 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const thresholds = verdictThresholds(values['min-episodes'], values['max-ood-share'])
   const concurrency = wholeNumber(values.concurrency, '--concurrency', 1, 1)
   const prefetchMb = wholeNumber(values['prefetch-mb'], '--prefetch-mb', 256, 0)
-  const policy = await loadPolicy(values.policy!, cliIO().cwd, { python: values.python, obsMap: values['obs-map'], actionMap: values['action-map'] })
+  const actionHorizon = values['action-horizon'] === undefined ? undefined : wholeNumber(values['action-horizon'], '--action-horizon', 1, 1)
+  const policy = await loadPolicy(values.policy!, cliIO().cwd, {
+    python: values.python,
+    obsMap: values['obs-map'],
+    actionMap: values['action-map'],
+    actionHorizon,
+  })
   const dryRun = Boolean(values['dry-run'])
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the
   // human progress lines go to stderr.

@@ -360,7 +360,11 @@ function sameShape(a: readonly number[], b: readonly number[]): boolean {
 }
 
 function shapeError(key: string, candidate: readonly number[], baseline: readonly number[], perStep = ''): MetricsError {
-  const msg = `candidate shape [${candidate.join(', ')}] does not match baseline shape [${baseline.join(', ')}]${perStep}`
+  let msg = `candidate shape [${candidate.join(', ')}] does not match baseline shape [${baseline.join(', ')}]${perStep}`
+  // [H, ...step shape] per step: a chunk of H steps' actions where one step's is recorded.
+  if (perStep && candidate.length === baseline.length + 1 && sameShape(candidate.slice(1), baseline)) {
+    msg += ` (a chunk of ${candidate[0]} steps' actions? replay compares one step's action; a policy server's chunks take --action-horizon ${candidate[0]})`
+  }
   return new MetricsError(key, `action key ${JSON.stringify(key)}: ${msg}`)
 }
 

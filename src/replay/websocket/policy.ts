@@ -6,8 +6,14 @@
  * openpi's `msgpack_numpy` form. A server-side exception comes back as a text
  * message holding its traceback, after which openpi's server closes the
  * connection; that episode fails and the next one reconnects.
+ *
+ * Servers that answer with an action chunk (openpi's `actions` of shape
+ * `[horizon, dim]`) are driven as openpi-client's `ActionChunkBroker` drives
+ * them, with `actionHorizon` H: one `infer` at steps 0, H, 2H, ... of each
+ * episode, and step s gets row `s mod H` of every array in the last answer.
  */
 import { ConfigurationError } from '../../client/errors.ts'
+import { type NdArray, stepView } from '../npz/index.ts'
 import type { Action, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
@@ -50,6 +56,13 @@ export interface WebsocketPolicyOptions {
   WebSocket?: WebSocketConstructor
   /** Steps sent ahead of the answers (default 16; openpi's server answers in order). See `PolicyObject.pipelineDepth`. */
   pipelineDepth?: number
+  /**
+   * The server answers with a chunk of this many steps' actions (each array's
+   * first axis): ask every `actionHorizon` steps and hand out one row per
+   * step, as openpi-client's `ActionChunkBroker` does (default 1: one
+   * `infer` per step, its answer used as it is).
+   */
+  actionHorizon?: number
 }
 
 /** The policy object `websocketPolicy` returns: each `act` is one request/reply on the socket. */
@@ -85,7 +98,8 @@ interface Waiter {
 
 /**
  * A policy object for `runAgainst` backed by an openpi-style policy server.
- * One connection; each step is one round trip (with `concurrency` above 1,
+ * One connection; each step is one round trip (one every `actionHorizon`
+ * steps for a server that answers with chunks; with `concurrency` above 1,
  * requests are pipelined and answered in order, as openpi's server does).
  *
  * @example
@@ -97,6 +111,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   if (!options || typeof options.url !== 'string' || !/^wss?:\/\/./.test(options.url)) {
     throw new ConfigurationError(`websocketPolicy: url must start with ws:// or wss:// (got ${JSON.stringify(options?.url)})`)
   }
+  const horizon = options.actionHorizon ?? 1
+  if (!Number.isInteger(horizon) || horizon < 1) throw new ConfigurationError(`websocketPolicy: actionHorizon must be a positive integer (got ${horizon})`)
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
   if (!Socket) throw new ConfigurationError('websocketPolicy: this runtime has no global WebSocket; pass options.WebSocket (e.g. from the "ws" package)')
   let connection: Connection | null = null
@@ -154,28 +170,63 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     await connecting
   }
 
+  /** One `infer` round trip: the server's answer, keys renamed. */
+  const infer = async (observation: Observation, context: StepContext): Promise<Action> => {
+    const conn = connection
+    if (!conn) throw lastFailure ?? new Error(`not connected to policy server ${options.url}`)
+    const message = packObservation(renameKeys(observation, options.observationKeys))
+    const where = `episode ${context.episodeIndex}, step ${context.step}`
+    const reply = await new Promise<Uint8Array>((resolve, reject) => {
+      conn.waiters.push({ resolve, reject, where })
+      conn.ws.send(message)
+    })
+    const action = unpackReply(reply)
+    if (action === null || typeof action !== 'object' || Array.isArray(action)) {
+      throw new TypeError(`policy server replied with ${Array.isArray(action) ? 'an array' : typeof action} at ${where}; expected a map of actions`)
+    }
+    return renameKeys(action as Record<string, unknown>, options.actionKeys)
+  }
+
+  // The chunk each episode in progress is reading from (episodes replay concurrently with `concurrency`).
+  const chunks = new Map<number, { start: number; answer: Promise<Action> }>()
+  const fromChunk = async (observation: Observation, context: StepContext): Promise<Action> => {
+    let chunk = chunks.get(context.episodeIndex)
+    if (!chunk || context.step < chunk.start || context.step >= chunk.start + horizon) {
+      chunk = { start: context.step, answer: infer(observation, context) }
+      chunk.answer.catch(() => {}) // the step that asked reports it
+      chunks.set(context.episodeIndex, chunk)
+    }
+    // Steps come in order within an episode: after its last one the chunk is not needed.
+    if (context.step === context.steps - 1) chunks.delete(context.episodeIndex)
+    const row = context.step - chunk.start
+    const answer = await chunk.answer
+    const action: Action = {}
+    for (const [key, value] of Object.entries(answer)) {
+      if (!isArray(value)) {
+        action[key] = value
+        continue
+      }
+      if (value.shape.length === 0 || value.shape[0]! <= row) {
+        throw new RangeError(
+          `policy server's "${key}" has ${
+            value.shape.length === 0 ? 'no steps (a 0-d array)' : `${value.shape[0]} steps`
+          } at episode ${context.episodeIndex}, step ${chunk.start}; the action horizon is ${horizon}`,
+        )
+      }
+      action[key] = stepView(value, row)
+    }
+    return action
+  }
+
   const policy: WebsocketPolicy = {
     metadata: null,
     pipelineDepth: options.pipelineDepth ?? 16,
     open: ensureOpen,
-    async reset() {
+    async reset(context) {
+      chunks.delete(context.episodeIndex)
       await ensureOpen()
     },
-    async act(observation: Observation, context: StepContext): Promise<Action> {
-      const conn = connection
-      if (!conn) throw lastFailure ?? new Error(`not connected to policy server ${options.url}`)
-      const message = packObservation(renameKeys(observation, options.observationKeys))
-      const where = `episode ${context.episodeIndex}, step ${context.step}`
-      const reply = await new Promise<Uint8Array>((resolve, reject) => {
-        conn.waiters.push({ resolve, reject, where })
-        conn.ws.send(message)
-      })
-      const action = unpackReply(reply)
-      if (action === null || typeof action !== 'object' || Array.isArray(action)) {
-        throw new TypeError(`policy server replied with ${Array.isArray(action) ? 'an array' : typeof action} at ${where}; expected a map of actions`)
-      }
-      return renameKeys(action as Record<string, unknown>, options.actionKeys)
-    },
+    act: horizon === 1 ? infer : fromChunk,
     async close() {
       const open = connection
       connection = null
@@ -192,6 +243,10 @@ interface Connection {
   ws: WebSocketLike
   waiters: Waiter[]
   failure: Error | null
+}
+
+function isArray(value: unknown): value is NdArray {
+  return typeof value === 'object' && value !== null && 'shape' in value && ArrayBuffer.isView((value as NdArray).data)
 }
 
 function asBytes(data: unknown): Uint8Array {

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import type { NdArray } from '../npz/index.ts'
+import type { StepContext } from '../policy.ts'
+import { packObservation, unpackReply } from './msgpack-numpy.ts'
+import { type WebSocketLike, websocketPolicy } from './policy.ts'
+
+type Listener = (event: { data?: unknown; code?: number }) => void
+
+/**
+ * An in-process openpi-style server: metadata on connect, then for each
+ * observation `{ x: [2] }` a chunk `actions` of `horizon` rows, row k = x + 10 k,
+ * beside a non-array `info`.
+ */
+function chunkServer(horizon: number) {
+  const requests: number[] = []
+  class Socket implements WebSocketLike {
+    binaryType = 'blob'
+    readyState = 0
+    readonly #listeners = new Map<string, Listener[]>()
+    constructor(_url: string) {
+      queueMicrotask(() => {
+        this.readyState = 1
+        this.#emit('message', { data: packObservation({ policy: 'chunks' }).slice().buffer })
+      })
+    }
+    addEventListener(type: string, listener: Listener) {
+      this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener])
+    }
+    send(data: Uint8Array) {
+      const x = (unpackReply(data) as { x: NdArray }).x.data as Float64Array
+      requests.push(x[0]!)
+      const rows = Float64Array.from({ length: horizon * 2 }, (_, i) => x[i % 2]! + 10 * Math.floor(i / 2))
+      const reply = packObservation({ actions: { dtype: 'float64', shape: [horizon, 2], data: rows, order: 'C' }, info: 'plan' })
+      setTimeout(() => this.#emit('message', { data: reply.slice().buffer }), 1)
+    }
+    close() {
+      this.readyState = 3
+      queueMicrotask(() => this.#emit('close', { code: 1000 }))
+    }
+    #emit(type: string, event: { data?: unknown; code?: number }) {
+      for (const listener of this.#listeners.get(type) ?? []) listener(event)
+    }
+  }
+  return { Socket, requests }
+}
+
+const observation = (step: number) => ({ x: { dtype: 'float64' as const, shape: [2], data: Float64Array.of(step, -step), order: 'C' as const } })
+
+describe('websocketPolicy with actionHorizon', () => {
+  it('asks at steps 0, H, 2H, ... and hands out one row of the chunk per step, also with steps sent ahead', async () => {
+    const server = chunkServer(3)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, actionHorizon: 3 })
+    const steps = 7
+    for (const episodeIndex of [0, 1]) {
+      await policy.reset!({ episodeIndex, baselineEpisodeId: 'b', steps })
+      // As replayEpisode with a pipeline depth: every step sent before any answer is awaited.
+      const context = (step: number): StepContext => ({ step, steps, episodeIndex, baselineEpisodeId: 'b' })
+      const actions = await Promise.all(Array.from({ length: steps }, (_, step) => policy.act(observation(step), context(step))))
+      const rows = actions.map((a) => Array.from((a.actions as NdArray).data as Float64Array))
+      expect(rows).toEqual([[0, 0], [10, 10], [20, 20], [3, -3], [13, 7], [23, 17], [6, -6]])
+      expect(actions.map((a) => (a.actions as NdArray).shape)).toEqual(actions.map(() => [2]))
+      expect(actions.every((a) => a.info === 'plan')).toBe(true)
+    }
+    expect(server.requests).toEqual([0, 3, 6, 0, 3, 6])
+    await policy.close()
+  })
+
+  it('fails a step whose chunk is shorter than the horizon, naming the key and both lengths', async () => {
+    const server = chunkServer(2)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, actionHorizon: 3 })
+    await policy.reset!({ episodeIndex: 0, baselineEpisodeId: 'b', steps: 3 })
+    const context = (step: number): StepContext => ({ step, steps: 3, episodeIndex: 0, baselineEpisodeId: 'b' })
+    expect(await policy.act(observation(0), context(0))).toMatchObject({ info: 'plan' })
+    await policy.act(observation(1), context(1))
+    await expect(policy.act(observation(2), context(2))).rejects.toThrow('policy server\'s "actions" has 2 steps at episode 0, step 0; the action horizon is 3')
+    await policy.close()
+  })
+
+  it('refuses a horizon that is not a positive integer', () => {
+    const server = chunkServer(1)
+    for (const actionHorizon of [0, -1, 1.5]) {
+      expect(() => websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, actionHorizon })).toThrow('actionHorizon must be a positive integer')
+    }
+  })
+})
