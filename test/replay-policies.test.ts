@@ -6,7 +6,7 @@
  * twin of the policy (test/fixtures/policies/policies.mjs) produces.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -203,6 +203,29 @@ describeWithPython(
         expect(row).toMatchObject({ status: 'failed', error: expect.stringContaining('policy server\'s "/joint_states/position" has 4 steps') })
         expect(row.error).toContain('the action horizon is 8')
       }
+    }, TIMEOUT)
+
+    it('--prompt-field / --prompt: each episode sends its baseline\'s task as "prompt", the fixed text where it has none', async () => {
+      const tasked = [await recordBaseline(client, { success: true, task: 'pick the cup' }), await recordBaseline(client, { success: true })]
+      const log = join(dir, 'prompts.log')
+      const url = await startServer(['--log', log])
+      const common = [...maps, '--candidate-version', 'prompted', '--baseline-episodes', tasked.join(','), '--dry-run']
+      const run = await cli(['--policy', url, '--prompt-field', 'task', '--prompt', 'do the task', ...common])
+      expect(run.code, run.stderr).toBe(0)
+      const prompts = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as unknown)
+      const switchAt = prompts.indexOf('do the task')
+      expect(switchAt).toBeGreaterThan(0)
+      expect(prompts.slice(0, switchAt).every((p) => p === 'pick the cup')).toBe(true)
+      expect(prompts.slice(switchAt).every((p) => p === 'do the task')).toBe(true)
+      // Without the fallback, the baseline lacking the field fails; the other replays.
+      const strict = await cli(['--policy', url, '--prompt-field', 'task', ...common])
+      expect(strict.code, strict.stderr).toBe(0)
+      expect(strict.stderr).toContain(`baseline ${tasked[1]} has no text metadata.task for the prompt (--prompt-field)`)
+      expect(strict.stdout).toMatch(/\[1\/2\] \S+ -> /)
+      // Policy-server flags with another kind of policy are a usage error.
+      const misuse = await cli(['--policy', './policies.mjs:offset', '--prompt', 'x', '--candidate-version', 'x', '--baseline-episodes', tasked[0]!])
+      expect(misuse.code).toBe(2)
+      expect(misuse.stderr).toContain('--prompt: only for a policy server (--policy ws://host:port)')
     }, TIMEOUT)
 
     it('a server that is not there is a configuration error before any run', async () => {

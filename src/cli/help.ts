@@ -161,6 +161,10 @@ Options:
   --action-horizon N         the policy server answers with a chunk of N steps' actions
                              (openpi's actions [N, dim]): ask every N steps, use one row
                              per step (default 1: ask every step)
+  --prompt TEXT              send TEXT as "prompt" with each observation to a policy
+                             server (openpi's task instruction)
+  --prompt-field NAME        the prompt of each episode: its baseline's metadata.NAME
+                             (--prompt, if given, where that is missing)
 
 Replay is open-loop: the candidate never changes what it observes, so outcome
 values are what the policy reports through _outcome (or the baseline's); the

@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import WebSocket from 'ws'
-import type { PolicyObject } from '../replay/policy.ts'
+import type { EpisodeContext, PolicyObject } from '../replay/policy.ts'
 import { pythonPolicy } from '../replay/python/policy.ts'
 import { parseKeyMap } from '../replay/websocket/key-map.ts'
 import { type WebSocketConstructor, websocketPolicy } from '../replay/websocket/policy.ts'
@@ -32,13 +32,23 @@ export interface LoadPolicyOptions {
   actionMap?: string
   /** `--action-horizon`: the policy server answers with chunks of this many steps. */
   actionHorizon?: number
+  /** `--prompt`: sent as `prompt` with each observation (the fallback for `promptField`). */
+  prompt?: string
+  /** `--prompt-field`: the baseline metadata field whose text is each episode's prompt. */
+  promptField?: string
 }
 
 /** Resolves `--policy` against `cwd` and returns a policy object (its `close` ends a Python process or a connection). */
 export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyOptions = {}): Promise<PolicyObject> {
-  if ((options.obsMap || options.actionMap || options.actionHorizon !== undefined) && !/^wss?:\/\//.test(spec)) {
-    throw usageError('--obs-map, --action-map and --action-horizon apply to a policy server (--policy ws://host:port)')
+  const serverOnly = {
+    '--obs-map': options.obsMap,
+    '--action-map': options.actionMap,
+    '--action-horizon': options.actionHorizon,
+    '--prompt': options.prompt,
+    '--prompt-field': options.promptField,
   }
+  const given = Object.entries(serverOnly).filter(([, value]) => value !== undefined).map(([flag]) => flag)
+  if (given.length && !/^wss?:\/\//.test(spec)) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`)
   if (/^wss?:\/\//.test(spec)) {
     try {
       const observationKeys = options.obsMap ? parseKeyMap(options.obsMap, '--obs-map') : undefined
@@ -48,6 +58,7 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
         observationKeys,
         actionKeys,
         actionHorizon: options.actionHorizon,
+        prompt: promptOf(options),
         WebSocket: WebSocket as unknown as WebSocketConstructor,
       })
     } catch (error) {
@@ -124,5 +135,18 @@ async function registerTypeScript(): Promise<void> {
     tsRegistered = true
   } catch (error) {
     throw configError(`loading a TypeScript policy needs the tsx package (${(error as Error).message}); or compile it to .js`)
+  }
+}
+
+/** `--prompt` and `--prompt-field` as `websocketPolicy`'s `prompt`: the field's text per episode, else the fixed one. */
+function promptOf({ prompt, promptField }: LoadPolicyOptions): string | ((context: EpisodeContext) => string) | undefined {
+  if (promptField === undefined) return prompt
+  return (context) => {
+    const value = context.metadata?.[promptField]
+    if (typeof value === 'string') return value
+    if (prompt !== undefined) return prompt
+    throw new TypeError(
+      `baseline ${context.baselineEpisodeId} has no text metadata.${promptField} for the prompt (--prompt-field); pass --prompt as the fallback`,
+    )
   }
 }

@@ -37,6 +37,8 @@ const OPTIONS = {
   'obs-map': { type: 'string' },
   'action-map': { type: 'string' },
   'action-horizon': { type: 'string' },
+  prompt: { type: 'string' },
+  'prompt-field': { type: 'string' },
   concurrency: { type: 'string' },
   'prefetch-mb': { type: 'string' },
   json: { type: 'boolean' },
@@ -73,6 +75,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
     obsMap: values['obs-map'],
     actionMap: values['action-map'],
     actionHorizon,
+    prompt: values.prompt,
+    promptField: values['prompt-field'],
   })
   const dryRun = Boolean(values['dry-run'])
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the

@@ -56,7 +56,8 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   }
   const episodeIndex = input.episodeIndex ?? 0
   const baselineEpisodeId = input.baselineEpisodeId ?? ''
-  if (policy.reset) await policy.reset({ episodeIndex, baselineEpisodeId, steps })
+  const metadata = input.metadata
+  if (policy.reset) await policy.reset({ episodeIndex, baselineEpisodeId, steps, metadata })
   let sentinel: unknown
   const take = (step: number, action: unknown) => {
     if (action === null || typeof action !== 'object') {
@@ -66,7 +67,7 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
     if ((action as Action)._outcome !== undefined) sentinel = (action as Action)._outcome
   }
   if (policy.actEpisode && typeof candidatePolicy !== 'function') {
-    const actions = await policy.actEpisode(sensors, { episodeIndex, baselineEpisodeId, steps })
+    const actions = await policy.actEpisode(sensors, { episodeIndex, baselineEpisodeId, steps, metadata })
     if (!Array.isArray(actions) || actions.length !== steps) {
       throw new TypeError(
         `policy.actEpisode returned ${Array.isArray(actions) ? `${actions.length} actions` : typeof actions} for an episode of ${steps} steps`,
@@ -85,7 +86,7 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
       const array = sensors[keys[k]!]!
       observation[keys[k]!] = array.shape.length === 0 ? array : stepView(array, step)
     }
-    const context: StepContext = { step, steps, episodeIndex, baselineEpisodeId }
+    const context: StepContext = { step, steps, episodeIndex, baselineEpisodeId, metadata }
     const action = act(observation, context)
     if (depth === 1) {
       take(step, action instanceof Promise ? await action : action)

@@ -26,6 +26,12 @@ export interface EpisodeContext {
   baselineEpisodeId: string
   /** Steps in this episode (the leading dimension of its `actions.npz` arrays). */
   steps: number
+  /**
+   * The baseline episode's metadata, as the service returns it (a
+   * language-conditioned policy's task instruction, say). Set when replay
+   * runs the policy; absent when a policy is called some other way.
+   */
+  metadata?: Record<string, unknown>
 }
 
 /** Where a policy call sits: the episode's context plus the step. */

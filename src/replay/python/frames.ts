@@ -5,6 +5,7 @@
  * frame body so numpy views them aligned, without a copy or a JSON detour.
  */
 import { concatBytes } from '../../bytes.ts'
+import { jsonText } from '../../http/json.ts'
 import { descrOf } from '../npz/dtype.ts'
 import { toFloat16Bits } from '../npz/float16.ts'
 import { decodeNpy, encodeNpyHeader, type NdArray, stepView } from '../npz/index.ts'
@@ -17,7 +18,8 @@ const pad64 = (n: number) => (n + 63) & ~63
 
 /** A frame whose body is `kind` and UTF-8 JSON (load, reset). */
 export function jsonFrame(kind: number, value: unknown): Uint8Array {
-  const text = utf8.encode(JSON.stringify(value))
+  // jsonText: metadata may hold integers past 2^53 (bigints), which Python reads exactly.
+  const text = utf8.encode(jsonText(value))
   const frame = new Uint8Array(5 + text.length)
   new DataView(frame.buffer).setUint32(0, 1 + text.length, true)
   frame[4] = kind

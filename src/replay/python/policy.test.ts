@@ -35,6 +35,10 @@ def zero_d(obs):
 def with_context(obs, context):
     return {"a": np.array([context["step"], context["steps"], context["episodeIndex"]], dtype=np.int32), "id": len(context["baselineEpisodeId"])}
 
+def with_metadata(obs, context):
+    meta = context["metadata"]
+    return {"a": len(meta["task"]), "big_ok": int(meta["big"] == 2**60 + 1)}
+
 def nonfinite(obs):
     return {"a": float("nan") if int(obs["s"]) == 1 else 1.5}
 
@@ -135,6 +139,19 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     const actions = episode as Record<string, unknown>[]
     expect(actions[0]!.a).toBe(1.5)
     expect(actions[1]!.a).toEqual({ dtype: 'float64', shape: [], data: [NaN] })
+  }, 60_000)
+
+  it("reset and every step's context carry the baseline's metadata, integers past 2^53 exact", async () => {
+    const policy = pythonPolicy({ module: 'policies.py:with_metadata', python: BRIDGE_PYTHON, cwd: dir })
+    try {
+      const withMetadata = { ...context, metadata: { task: 'pick', big: 2n ** 60n + 1n } }
+      await policy.reset(withMetadata)
+      const actions = await policy.actEpisode(observations, withMetadata)
+      expect(actions).toHaveLength(STEPS)
+      for (const action of actions) expect(action).toEqual({ a: 4, big_ok: 1 })
+    } finally {
+      await policy.close()
+    }
   }, 60_000)
 
   it('a step that raises fails the episode naming that step, with the traceback', async () => {

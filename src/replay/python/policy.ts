@@ -176,7 +176,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     open: ensureOpen,
     async reset(context: EpisodeContext) {
       await ensureOpen()
-      await expect(jsonFrame(KIND.reset, context), `reset before episode ${context.episodeIndex}`)
+      await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), `reset before episode ${context.episodeIndex}`)
     },
     async act(observation: Observation, context: StepContext): Promise<Action> {
       const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`)

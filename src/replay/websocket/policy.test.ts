@@ -13,6 +13,7 @@ type Listener = (event: { data?: unknown; code?: number }) => void
  */
 function chunkServer(horizon: number) {
   const requests: number[] = []
+  const received: Record<string, unknown>[] = []
   class Socket implements WebSocketLike {
     binaryType = 'blob'
     readyState = 0
@@ -27,7 +28,9 @@ function chunkServer(horizon: number) {
       this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener])
     }
     send(data: Uint8Array) {
-      const x = (unpackReply(data) as { x: NdArray }).x.data as Float64Array
+      const observation = unpackReply(data) as { x: NdArray }
+      received.push(observation)
+      const x = observation.x.data as Float64Array
       requests.push(x[0]!)
       const rows = Float64Array.from({ length: horizon * 2 }, (_, i) => x[i % 2]! + 10 * Math.floor(i / 2))
       const reply = packObservation({ actions: { dtype: 'float64', shape: [horizon, 2], data: rows, order: 'C' }, info: 'plan' })
@@ -41,7 +44,7 @@ function chunkServer(horizon: number) {
       for (const listener of this.#listeners.get(type) ?? []) listener(event)
     }
   }
-  return { Socket, requests }
+  return { Socket, requests, received }
 }
 
 const observation = (step: number) => ({ x: { dtype: 'float64' as const, shape: [2], data: Float64Array.of(step, -step), order: 'C' as const } })
@@ -73,6 +76,28 @@ describe('websocketPolicy with actionHorizon', () => {
     expect(await policy.act(observation(0), context(0))).toMatchObject({ info: 'plan' })
     await policy.act(observation(1), context(1))
     await expect(policy.act(observation(2), context(2))).rejects.toThrow('policy server\'s "actions" has 2 steps at episode 0, step 0; the action horizon is 3')
+    await policy.close()
+  })
+
+  it('sends each episode its prompt (fixed, or from the context), under a renamed key if asked', async () => {
+    const server = chunkServer(1)
+    const prompt = (context: { metadata?: Record<string, unknown> }) => String(context.metadata?.task ?? 'default')
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, prompt, observationKeys: { prompt: 'instruction' } })
+    for (const [episodeIndex, metadata] of [[0, { task: 'pick' }], [1, {}]] as const) {
+      await policy.reset!({ episodeIndex, baselineEpisodeId: 'b', steps: 2, metadata })
+      for (const step of [0, 1]) await policy.act(observation(step), { step, steps: 2, episodeIndex, baselineEpisodeId: 'b', metadata })
+    }
+    expect(server.received.map((r) => r.instruction)).toEqual(['pick', 'pick', 'default', 'default'])
+    expect(server.received.every((r) => !('prompt' in r))).toBe(true)
+    // A prompt that cannot be made fails that episode's reset.
+    const failing = websocketPolicy({
+      url: 'ws://fake',
+      WebSocket: server.Socket,
+      prompt: () => {
+        throw new Error('no task')
+      },
+    })
+    await expect(failing.reset!({ episodeIndex: 0, baselineEpisodeId: 'b', steps: 1 })).rejects.toThrow('no task')
     await policy.close()
   })
 

@@ -14,7 +14,7 @@
  */
 import { ConfigurationError } from '../../client/errors.ts'
 import { type NdArray, stepView } from '../npz/index.ts'
-import type { Action, Observation, PolicyObject, StepContext } from '../policy.ts'
+import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
 
@@ -63,6 +63,13 @@ export interface WebsocketPolicyOptions {
    * `infer` per step, its answer used as it is).
    */
   actionHorizon?: number
+  /**
+   * Sent as `prompt` with every observation (openpi's key for the task
+   * instruction; an `observationKeys` entry renames it): a fixed text, or
+   * one per episode from its context (`context.metadata`). A function that
+   * throws fails that episode.
+   */
+  prompt?: string | ((context: EpisodeContext) => string)
 }
 
 /** The policy object `websocketPolicy` returns: each `act` is one request/reply on the socket. */
@@ -170,11 +177,16 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     await connecting
   }
 
+  // The prompt of each episode in progress (episodes replay concurrently with `concurrency`).
+  const prompts = new Map<number, string>()
+
   /** One `infer` round trip: the server's answer, keys renamed. */
   const infer = async (observation: Observation, context: StepContext): Promise<Action> => {
     const conn = connection
     if (!conn) throw lastFailure ?? new Error(`not connected to policy server ${options.url}`)
-    const message = packObservation(renameKeys(observation, options.observationKeys))
+    const prompt = prompts.get(context.episodeIndex)
+    const sent: Record<string, unknown> = prompt === undefined ? observation : { ...observation, prompt }
+    const message = packObservation(renameKeys(sent, options.observationKeys))
     const where = `episode ${context.episodeIndex}, step ${context.step}`
     const reply = await new Promise<Uint8Array>((resolve, reject) => {
       conn.waiters.push({ resolve, reject, where })
@@ -196,8 +208,6 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       chunk.answer.catch(() => {}) // the step that asked reports it
       chunks.set(context.episodeIndex, chunk)
     }
-    // Steps come in order within an episode: after its last one the chunk is not needed.
-    if (context.step === context.steps - 1) chunks.delete(context.episodeIndex)
     const row = context.step - chunk.start
     const answer = await chunk.answer
     const action: Action = {}
@@ -224,9 +234,25 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     open: ensureOpen,
     async reset(context) {
       chunks.delete(context.episodeIndex)
+      prompts.delete(context.episodeIndex)
+      const prompt = typeof options.prompt === 'function' ? options.prompt(context) : options.prompt
+      if (prompt !== undefined) {
+        if (typeof prompt !== 'string') throw new TypeError(`the prompt for episode ${context.episodeIndex} is ${typeof prompt}, not a string`)
+        prompts.set(context.episodeIndex, prompt)
+      }
       await ensureOpen()
     },
-    act: horizon === 1 ? infer : fromChunk,
+    async act(observation: Observation, context: StepContext): Promise<Action> {
+      try {
+        return await (horizon === 1 ? infer(observation, context) : fromChunk(observation, context))
+      } finally {
+        // Steps come in order within an episode (every earlier one already sent): its state can go.
+        if (context.step === context.steps - 1) {
+          chunks.delete(context.episodeIndex)
+          prompts.delete(context.episodeIndex)
+        }
+      }
+    },
     async close() {
       const open = connection
       connection = null
