@@ -41,10 +41,10 @@ afterAll(async () => {
 })
 
 /** `episodic replay run ...args` in this process (test/helpers/cli.ts), from the fixtures' folder. */
-function cli(args: string[]): Promise<CliResult> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return runCli(['replay', 'run', ...args], {
     cwd: dir,
-    env: { HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url },
+    env: { HOME: dir, EPISODIC_CREDENTIALS_FILE: join(dir, 'none'), EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url, ...env },
   })
 }
 
@@ -226,6 +226,20 @@ describeWithPython(
       const misuse = await cli(['--policy', './policies.mjs:offset', '--prompt', 'x', '--candidate-version', 'x', '--baseline-episodes', tasked[0]!])
       expect(misuse.code).toBe(2)
       expect(misuse.stderr).toContain('--prompt: only for a policy server (--policy ws://host:port)')
+    }, TIMEOUT)
+
+    it("a server that wants a key gets EPISODIC_POLICY_API_KEY as openpi's Authorization: Api-Key header", async () => {
+      const url = await startServer(['--api-key', 's3cret'])
+      const args = ['--policy', url, ...maps, '--candidate-version', 'keyed', '--baseline-episodes', baselines[0]!, '--dry-run']
+      const refused = await cli(args)
+      expect(refused.code).toBe(3)
+      expect(refused.stderr).toContain(`cannot connect to policy server ${url}: Unexpected server response: 401`)
+      expect(refused.stderr).toContain('does the server want a key? the CLI sends EPISODIC_POLICY_API_KEY')
+      const wrong = await cli(args, { EPISODIC_POLICY_API_KEY: 'guess' })
+      expect(wrong.code).toBe(3)
+      const keyed = await cli(args, { EPISODIC_POLICY_API_KEY: 's3cret' })
+      expect(keyed.code, keyed.stderr).toBe(0)
+      expect(keyed.stdout).toMatch(/\[1\/1\] \S+ -> /)
     }, TIMEOUT)
 
     it('a server that is not there is a configuration error before any run', async () => {

@@ -172,6 +172,8 @@ output says which. See docs/verdict.md for the statistics and the verdict.
 
 Credentials: EPISODIC_API_KEY and EPISODIC_BASE_URL, or the credentials file
 (INI: [default] and named profiles with api_key and base_url).
+A policy server that wants a key gets EPISODIC_POLICY_API_KEY from the
+environment, sent as openpi's "Authorization: Api-Key <key>".
 
 ${EXIT_CODES}`,
 }

@@ -36,6 +36,8 @@ export interface LoadPolicyOptions {
   prompt?: string
   /** `--prompt-field`: the baseline metadata field whose text is each episode's prompt. */
   promptField?: string
+  /** `EPISODIC_POLICY_API_KEY`: sent to a policy server as openpi's `Authorization: Api-Key <key>`. */
+  policyApiKey?: string
 }
 
 /** Resolves `--policy` against `cwd` and returns a policy object (its `close` ends a Python process or a connection). */
@@ -59,6 +61,7 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
         actionKeys,
         actionHorizon: options.actionHorizon,
         prompt: promptOf(options),
+        headers: options.policyApiKey ? { Authorization: `Api-Key ${options.policyApiKey}` } : undefined,
         WebSocket: WebSocket as unknown as WebSocketConstructor,
       })
     } catch (error) {

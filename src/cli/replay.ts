@@ -77,6 +77,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     actionHorizon,
     prompt: values.prompt,
     promptField: values['prompt-field'],
+    policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
   })
   const dryRun = Boolean(values['dry-run'])
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the

@@ -14,11 +14,13 @@ type Listener = (event: { data?: unknown; code?: number }) => void
 function chunkServer(horizon: number) {
   const requests: number[] = []
   const received: Record<string, unknown>[] = []
+  const opened: unknown[] = []
   class Socket implements WebSocketLike {
     binaryType = 'blob'
     readyState = 0
     readonly #listeners = new Map<string, Listener[]>()
-    constructor(_url: string) {
+    constructor(_url: string, ...options: unknown[]) {
+      opened.push(options)
       queueMicrotask(() => {
         this.readyState = 1
         this.#emit('message', { data: packObservation({ policy: 'chunks' }).slice().buffer })
@@ -44,7 +46,7 @@ function chunkServer(horizon: number) {
       for (const listener of this.#listeners.get(type) ?? []) listener(event)
     }
   }
-  return { Socket, requests, received }
+  return { Socket, requests, received, opened }
 }
 
 const observation = (step: number) => ({ x: { dtype: 'float64' as const, shape: [2], data: Float64Array.of(step, -step), order: 'C' as const } })
@@ -99,6 +101,17 @@ describe('websocketPolicy with actionHorizon', () => {
     })
     await expect(failing.reset!({ episodeIndex: 0, baselineEpisodeId: 'b', steps: 1 })).rejects.toThrow('no task')
     await policy.close()
+  })
+
+  it('passes headers to the WebSocket class only when there are some', async () => {
+    const server = chunkServer(1)
+    const keyed = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, headers: { Authorization: 'Api-Key k' } })
+    await keyed.open()
+    const plain = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await plain.open()
+    expect(server.opened).toEqual([[{ headers: { Authorization: 'Api-Key k' } }], []])
+    await keyed.close()
+    await plain.close()
   })
 
   it('refuses a horizon that is not a positive integer', () => {

@@ -35,8 +35,12 @@ export interface WebSocketLike {
   ): void
 }
 
-/** A `WebSocket` class: the global one, or the `ws` package's on Node 20. */
-export type WebSocketConstructor = new (url: string) => WebSocketLike
+/**
+ * A `WebSocket` class: the global one, or the `ws` package's on Node 20.
+ * `headers` is passed only when `WebsocketPolicyOptions.headers` is set
+ * (the `ws` package, Deno and Bun take it as the second argument).
+ */
+export type WebSocketConstructor = new (url: string, options?: { headers: Record<string, string> }) => WebSocketLike
 
 /**
  * Where `websocketPolicy` connects and how it renames keys, for an
@@ -70,6 +74,13 @@ export interface WebsocketPolicyOptions {
    * throws fails that episode.
    */
   prompt?: string | ((context: EpisodeContext) => string)
+  /**
+   * Headers of the connection request, such as openpi's
+   * `{ Authorization: 'Api-Key <key>' }` for a server that wants a key.
+   * Browsers' `WebSocket` cannot send headers; the `ws` package, Deno's and
+   * Bun's can.
+   */
+  headers?: Record<string, string>
 }
 
 /** The policy object `websocketPolicy` returns: each `act` is one request/reply on the socket. */
@@ -128,7 +139,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
 
   const connect = (): Promise<Connection> =>
     new Promise((resolve, reject) => {
-      const ws = new Socket(options.url)
+      const ws = options.headers ? new Socket(options.url, { headers: options.headers }) : new Socket(options.url)
       ws.binaryType = 'arraybuffer'
       const conn: Connection = { ws, waiters: [], failure: null }
       let greeted = false
@@ -156,7 +167,11 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         } else waiter.resolve(asBytes(event.data))
       })
       ws.addEventListener('error', (event) => {
-        if (!greeted) reject(new ConfigurationError(`cannot connect to policy server ${options.url}: ${event.message ?? 'connection failed'}`))
+        if (greeted) return
+        const reason = event.message ?? 'connection failed'
+        // openpi's server answers 401 to a missing or wrong key.
+        const hint = /\b40[13]\b/.test(reason) ? ' (does the server want a key? the CLI sends EPISODIC_POLICY_API_KEY; the library, `headers`)' : ''
+        reject(new ConfigurationError(`cannot connect to policy server ${options.url}: ${reason}${hint}`))
       })
       ws.addEventListener('close', (event) => {
         if (connection === conn) connection = null
