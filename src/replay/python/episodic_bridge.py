@@ -9,7 +9,7 @@ own prints to standard error so they cannot corrupt a frame.
 Frame: u32 little-endian length N, then N bytes: one kind byte, then the body.
 episodic -> bridge
   L  load:  UTF-8 JSON {"target": "pkg.mod:attr" | "/path/file.py:attr", "cwd": "..."}
-  R  reset: UTF-8 JSON {"episodeIndex": i, "baselineEpisodeId": "...", "steps": n}
+  R  reset: UTF-8 JSON {"episodeIndex": i, "baselineEpisodeId": "...", "steps": n, "metadata": {...}}
   S  step:  u32 episodeIndex, u32 step, u16 count, then count arrays
   P  play:  u32 episodeIndex, u32 steps, u16 count, then count arrays holding the
             whole episode (leading dimension = step; 0-d arrays go to every step)
@@ -181,11 +181,26 @@ def checked(action, step):
         if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic) and not nonfinite(value)):
             out.append((key, "j", value))
         else:
-            array = np.asarray(value)
+            array = as_numpy(value)
             if array.dtype.kind not in "biuf":
                 raise TypeError("action %r at step %d has dtype %s; expected numbers" % (key, step, array.dtype))
             out.append((key, "n", array))
     return out
+
+
+def as_numpy(value):
+    """An action value as a numpy array: numpy and Python values, JAX arrays (through
+    np.asarray), and PyTorch tensors on any device, with or without grad (found by
+    their methods, torch is not imported); bfloat16 becomes float32."""
+    if not isinstance(value, np.ndarray) and all(hasattr(value, name) for name in ("detach", "cpu", "numpy")):
+        tensor = value.detach().cpu()
+        if str(getattr(tensor, "dtype", "")) == "torch.bfloat16":
+            tensor = tensor.float()
+        value = tensor.numpy()
+    array = np.asarray(value)
+    if array.dtype.name == "bfloat16":  # JAX's (ml_dtypes), which numpy cannot compute with
+        array = array.astype(np.float32)
+    return array
 
 
 def nonfinite(value):

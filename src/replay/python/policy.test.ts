@@ -39,6 +39,29 @@ def with_metadata(obs, context):
     meta = context["metadata"]
     return {"a": len(meta["task"]), "big_ok": int(meta["big"] == 2**60 + 1)}
 
+class FakeTensor:
+    """Duck-types a torch.Tensor on a GPU that requires grad: numpy() only after detach().cpu()."""
+    def __init__(self, array, dtype="torch.float64", where="cuda"):
+        self.array, self.dtype, self.where = array, dtype, where
+    def detach(self):
+        return FakeTensor(self.array, self.dtype, self.where + "+detached")
+    def cpu(self):
+        return FakeTensor(self.array, self.dtype, "cpu" if self.where.endswith("+detached") else self.where)
+    def float(self):
+        return FakeTensor(self.array.astype(np.float32), "torch.float32", self.where)
+    def numpy(self):
+        if self.where != "cpu":
+            raise TypeError("can't convert a cuda tensor that requires grad to numpy")
+        if self.dtype == "torch.bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self.array
+    def __array__(self, *args, **kwargs):
+        raise TypeError("can't convert a cuda tensor that requires grad to numpy")
+
+def torch_like(obs):
+    s = float(obs["s"])
+    return {"a": FakeTensor(np.array([s, s + 1])), "b": FakeTensor(np.array([0.5 * s]), dtype="torch.bfloat16")}
+
 def nonfinite(obs):
     return {"a": float("nan") if int(obs["s"]) == 1 else 1.5}
 
@@ -139,6 +162,12 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     const actions = episode as Record<string, unknown>[]
     expect(actions[0]!.a).toBe(1.5)
     expect(actions[1]!.a).toEqual({ dtype: 'float64', shape: [], data: [NaN] })
+  }, 60_000)
+
+  it('PyTorch tensors (on a GPU, with grad, bfloat16) come back as numpy arrays', async () => {
+    const { episode } = await both('torch_like')
+    const actions = episode as Record<string, unknown>[]
+    expect(actions[3]).toEqual({ a: { dtype: 'float64', shape: [2], data: [3, 4] }, b: { dtype: 'float32', shape: [1], data: [1.5] } })
   }, 60_000)
 
   it("reset and every step's context carry the baseline's metadata, integers past 2^53 exact", async () => {
