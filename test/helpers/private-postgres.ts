@@ -27,26 +27,35 @@ export function postgresBin(): string | null {
 
 let warned = false
 
+/** As root, initdb and the server run as `postgres` through `runuser` (util-linux), found here; null when absent. */
+function runuser(): string | null {
+  return ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser', '/bin/runuser'].find((path) => existsSync(path)) ?? null
+}
+
+/** Why no private cluster can be made here, or null when one can. */
+function clusterMissing(): string | null {
+  if (postgresBin() === null) {
+    return 'no PostgreSQL binaries (initdb under /usr/lib/postgresql/*/bin) for a private cluster: install postgresql or set POSTGRES_BIN'
+  }
+  if (userInfo().uid === 0 && runuser() === null) return 'running as root, a private cluster needs runuser (util-linux) to run PostgreSQL as the postgres user'
+  return null
+}
+
 /** True when a private cluster can be made here; throws under `CI=true` when not, warns loudly once otherwise. */
 export function privateClusterAvailable(): boolean {
-  if (postgresBin() !== null) return true
-  if (process.env.CI === 'true') throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found but CI=true: set POSTGRES_BIN')
+  const missing = clusterMissing()
+  if (missing === null) return true
+  if (process.env.CI === 'true') throw new Error(`${missing}, but CI=true`)
   if (!warned) {
     warned = true
-    console.warn('\n*** SKIPPED: private PostgreSQL fault tests (no initdb/pg_ctl; set POSTGRES_BIN) ***\n')
+    console.warn(`\n*** SKIPPED: private PostgreSQL fault tests (${missing}) ***\n`)
   }
   return false
 }
 
 /** `describe` that runs only where PostgreSQL's binaries are (see module doc). */
 export function describeWithPrivateCluster(name: string, body: () => void): void {
-  describeRequiring(
-    name,
-    postgresBin() !== null
-      ? null
-      : 'no PostgreSQL binaries (initdb under /usr/lib/postgresql/*/bin) for a private cluster: install postgresql or set POSTGRES_BIN',
-    body,
-  )
+  describeRequiring(name, clusterMissing(), body)
 }
 
 function freePort(): Promise<number> {
@@ -91,7 +100,7 @@ export async function createPrivateCluster(): Promise<PrivateCluster> {
   if (asRoot) chownSync(dir, await id('-u', 'postgres'), await id('-g', 'postgres'))
   const run = (tool: string, args: string[], timeoutMs = 120_000) =>
     new Promise<void>((done, fail) => {
-      const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args]
+      const [file, argv] = asRoot ? [runuser() ?? 'runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args]
       execFile(
         file,
         argv,

@@ -21,6 +21,8 @@ import { AwsClient } from 'aws4fetch'
 const run = promisify(execFile)
 const PROGRAMS = ['ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'monmaptool', 'ceph']
 const PATHS = ['/usr/bin', '/usr/local/bin', '/bin']
+/** A Ceph program's path where `s3ServerAvailable` looks for it (so both agree), else its name. */
+const bin = (name: string) => PATHS.map((dir) => join(dir, name)).find((path) => existsSync(path)) ?? name
 
 export interface S3Server {
   endpoint: string
@@ -111,11 +113,11 @@ async function startCluster(): Promise<S3Server> {
   writeFileSync(conf, cephConf(dir, fsid, monPort, rgwPort))
   const children: ChildProcess[] = []
   const daemon = (program: string, args: string[]) => {
-    const child = spawn(program, ['-c', conf, '-f', ...args], { stdio: 'ignore' })
+    const child = spawn(bin(program), ['-c', conf, '-f', ...args], { stdio: 'ignore' })
     children.push(child)
     return child
   }
-  const ceph = (...args: string[]) => run('ceph', ['-c', conf, '--connect-timeout', '10', ...args], { timeout: 30_000 })
+  const ceph = (...args: string[]) => run(bin('ceph'), ['-c', conf, '--connect-timeout', '10', ...args], { timeout: 30_000 })
   const stop = async () => {
     for (const child of children.reverse()) {
       if (child.exitCode !== null) continue
@@ -127,11 +129,11 @@ async function startCluster(): Promise<S3Server> {
     rmSync(dir, { recursive: true, force: true })
   }
   try {
-    await run('monmaptool', ['--create', '--clobber', '--fsid', fsid, '--addv', 'a', `[v1:127.0.0.1:${monPort}]`, join(dir, 'monmap')])
-    await run('ceph-mon', ['-c', conf, '--mkfs', '-i', 'a', '--monmap', join(dir, 'monmap')])
+    await run(bin('monmaptool'), ['--create', '--clobber', '--fsid', fsid, '--addv', 'a', `[v1:127.0.0.1:${monPort}]`, join(dir, 'monmap')])
+    await run(bin('ceph-mon'), ['-c', conf, '--mkfs', '-i', 'a', '--monmap', join(dir, 'monmap')])
     daemon('ceph-mon', ['-i', 'a'])
     const osdId = (await until('the monitor answering', 60, async () => (await ceph('osd', 'create')).stdout.trim())) || '0'
-    await run('ceph-osd', ['-c', conf, '-i', osdId, '--mkfs'], { timeout: 180_000 })
+    await run(bin('ceph-osd'), ['-c', conf, '-i', osdId, '--mkfs'], { timeout: 180_000 })
     await ceph('osd', 'crush', 'add', `osd.${osdId}`, '1.0', 'host=localhost', 'root=default')
     daemon('ceph-osd', ['-i', osdId])
     await until('the OSD coming up', 60, async () => ((await ceph('osd', 'stat')).stdout.includes('1 up') ? true : undefined))
@@ -140,7 +142,7 @@ async function startCluster(): Promise<S3Server> {
     await until('the gateway answering', 60, async () => ((await fetch(endpoint)).ok ? true : undefined))
     const accessKeyId = 'EPISODICTEST'
     const secretAccessKey = crypto.randomUUID()
-    await run('radosgw-admin', [
+    await run(bin('radosgw-admin'), [
       '-c',
       conf,
       '-n',
