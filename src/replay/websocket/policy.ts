@@ -258,11 +258,15 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       await ensureOpen()
     },
     async act(observation: Observation, context: StepContext): Promise<Action> {
+      let done = context.step === context.steps - 1
       try {
         return await (horizon === 1 ? infer(observation, context) : fromChunk(observation, context))
+      } catch (error) {
+        done = true // a failed step ends its episode
+        throw error
       } finally {
         // Steps come in order within an episode (every earlier one already sent): its state can go.
-        if (context.step === context.steps - 1) {
+        if (done) {
           chunks.delete(context.episodeIndex)
           prompts.delete(context.episodeIndex)
         }
