@@ -3,9 +3,10 @@
  * `savez_compressed`, sensors ~2 MB each) served by the built-in object
  * store, replayed with a no-op policy by `episodic replay run --dry-run`
  * (a JavaScript policy, a Python policy through the bridge, and an
- * openpi-protocol policy server), beside a numpy script that fetches the same
- * artifacts with 8 parallel downloads and runs the same no-op policy and
- * metrics. All in the same run, alternating, so load drift hits every side.
+ * openpi-protocol policy server, answering one action per infer or, as pi0
+ * servers do, chunks of 10 with --action-horizon 10), beside a numpy script
+ * that fetches the same artifacts with 8 parallel downloads and runs the
+ * same no-op policy and metrics. All in the same run, alternating, so load drift hits every side.
  *
  *   npx tsx bench/replay-e2e.ts            (or: npm run bench -- replay-e2e)
  *
@@ -190,22 +191,18 @@ export async function main(): Promise<void> {
         '@ids.txt',
         '--dry-run',
       ], { cwd: dir, env: { ...env, ...extraEnv } })
-    const sides: Record<string, () => Promise<Timed>> = {
+    const sides: Record<string, (bundle?: string) => Promise<Timed>> = {
       numpy: () => timed(PYTHON, ['-c', NUMPY, svc.url, key, ids.join(','), '8']),
       javascript: () => replay(['--policy', './noop.mjs:noop']),
       python: () => replay(['--policy', './noop_policy.py:noop', '--python', PYTHON]),
     }
     if (spawnSync(SERVER_PYTHON, ['-c', 'import numpy, msgpack, websockets']).status === 0) {
+      const maps = ['--obs-map', '/joint_states/position=observation/state,/camera/depth=observation/image', '--action-map', 'actions=/action/joint_position']
       const url = await startServer(servers, join(dir, 'openpi_server.py'))
-      sides['policy server'] = () =>
-        replay([
-          '--policy',
-          url,
-          '--obs-map',
-          '/joint_states/position=observation/state,/camera/depth=observation/image',
-          '--action-map',
-          'actions=/action/joint_position',
-        ])
+      sides['policy server'] = () => replay(['--policy', url, ...maps])
+      // As openpi's pi0 servers answer: chunks of 10 actions, one infer every 10 steps.
+      const chunked = await startServer(servers, join(dir, 'openpi_server.py'), ['--chunk', '10'])
+      sides['chunked server'] = (bundle = cli) => replay(['--policy', chunked, ...maps, '--action-horizon', '10'], bundle)
     }
     if (process.env.E2E_VARIANTS) {
       // Where the time goes: more numpy downloads, no read-ahead, two episodes at once.
@@ -221,6 +218,8 @@ export async function main(): Promise<void> {
       const other = await bundleCli(process.env.E2E_AB, `${BUNDLE_DIR}-ab`)
       sides['javascript (A/B)'] = () => replay(['--policy', './noop.mjs:noop'], other)
       sides['python (A/B)'] = () => replay(['--policy', './noop_policy.py:noop', '--python', PYTHON], other)
+      const chunked = sides['chunked server']
+      if (chunked) sides['chunked (A/B)'] = () => chunked(other)
     }
     if (!sides['policy server']) console.log(`(policy-server row skipped: ${SERVER_PYTHON} lacks numpy, msgpack or websockets)`)
 
@@ -322,8 +321,8 @@ async function bridgeOverhead(dir: string): Promise<{ roundTrip: number; episode
   }
 }
 
-async function startServer(servers: ReturnType<typeof spawn>[], script: string): Promise<string> {
-  const server = spawn(SERVER_PYTHON, [script, '--noop'], { stdio: ['ignore', 'pipe', 'inherit'] })
+async function startServer(servers: ReturnType<typeof spawn>[], script: string, args: string[] = []): Promise<string> {
+  const server = spawn(SERVER_PYTHON, [script, '--noop', ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   servers.push(server)
   const { value } = await createInterface({ input: server.stdout! })[Symbol.asyncIterator]().next()
   return `ws://127.0.0.1:${String(value).trim()}`

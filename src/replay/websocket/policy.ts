@@ -58,7 +58,7 @@ export interface WebsocketPolicyOptions {
   actionKeys?: KeyMap
   /** The WebSocket class (default: the global one; on Node 20 pass `WebSocket` from the `ws` package). */
   WebSocket?: WebSocketConstructor
-  /** Steps sent ahead of the answers (default 16; openpi's server answers in order). See `PolicyObject.pipelineDepth`. */
+  /** Steps sent ahead of the answers (default 16, or 4 chunks with `actionHorizon`; openpi's server answers in order). See `PolicyObject.pipelineDepth`. */
   pipelineDepth?: number
   /**
    * The server answers with a chunk of this many steps' actions (each array's
@@ -245,7 +245,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
 
   const policy: WebsocketPolicy = {
     metadata: null,
-    pipelineDepth: options.pipelineDepth ?? 16,
+    // Replay is open loop: several chunks' observations may be asked for ahead of the answers.
+    pipelineDepth: options.pipelineDepth ?? Math.max(16, 4 * horizon),
     open: ensureOpen,
     async reset(context) {
       chunks.delete(context.episodeIndex)
