@@ -132,7 +132,9 @@ describeWithChromium('episode plots in Chromium', () => {
 
     it('seeks the video when a plot is clicked, and every plot shows that moment', async () => {
       const page = await open(`/portal/episodes/${ids.full}`)
+      // Both sections: the actions plot draws on its own download, and may come last on a busy machine.
       await page.waitForSelector('#plots-sensors[data-state=ready]')
+      await page.waitForSelector('#plots-actions[data-state=ready]')
       const over = page.locator('figure.plot[data-key=gripper] .u-over')
       const box = (await over.boundingBox())!
       await over.click({ position: { x: box.width * 0.75, y: box.height / 2 } })
