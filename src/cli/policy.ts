@@ -49,9 +49,10 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
     '--prompt': options.prompt,
     '--prompt-field': options.promptField,
   }
+  const server = /^wss?:\/\//.test(spec)
   const given = Object.entries(serverOnly).filter(([, value]) => value !== undefined).map(([flag]) => flag)
-  if (given.length && !/^wss?:\/\//.test(spec)) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`)
-  if (/^wss?:\/\//.test(spec)) {
+  if (given.length && !server) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`)
+  if (server) {
     try {
       const observationKeys = options.obsMap ? parseKeyMap(options.obsMap, '--obs-map') : undefined
       const actionKeys = options.actionMap ? parseKeyMap(options.actionMap, '--action-map') : undefined

@@ -21,8 +21,10 @@ import { AwsClient } from 'aws4fetch'
 const run = promisify(execFile)
 const PROGRAMS = ['ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'monmaptool', 'ceph']
 const PATHS = ['/usr/bin', '/usr/local/bin', '/bin']
-/** A Ceph program's path where `s3ServerAvailable` looks for it (so both agree), else its name. */
-const bin = (name: string) => PATHS.map((dir) => join(dir, name)).find((path) => existsSync(path)) ?? name
+/** Where a Ceph program is installed, or null. */
+const installed = (name: string) => PATHS.map((dir) => join(dir, name)).find((path) => existsSync(path)) ?? null
+/** A Ceph program's path as `s3ServerAvailable` found it (so both agree), else its name. */
+const bin = (name: string) => installed(name) ?? name
 
 export interface S3Server {
   endpoint: string
@@ -39,7 +41,7 @@ let warned = false
 
 /** True when the Ceph programs are installed; throws under CI when not. */
 export function s3ServerAvailable(): boolean {
-  const missing = PROGRAMS.filter((name) => !PATHS.some((dir) => existsSync(join(dir, name))))
+  const missing = PROGRAMS.filter((name) => installed(name) === null)
   if (missing.length === 0) return true
   if (process.env.CI === 'true') {
     throw new Error(

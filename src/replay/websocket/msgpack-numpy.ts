@@ -78,7 +78,8 @@ function toNdArray(map: Record<string, unknown>): NdArray {
   return decodeNpy(npy, 'policy server reply', 'owned')
 }
 
-function isNdArray(value: unknown): value is NdArray {
+/** An `NdArray` (dtype, shape and a typed array), as opposed to any other value. */
+export function isNdArray(value: unknown): value is NdArray {
   return typeof value === 'object' && value !== null && 'dtype' in value && 'shape' in value && ArrayBuffer.isView((value as NdArray).data)
 }
 

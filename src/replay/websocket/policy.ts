@@ -15,7 +15,7 @@
 import { ConfigurationError } from '../../client/errors.ts'
 import { type NdArray, stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
-import { packObservation, unpackReply } from './msgpack-numpy.ts'
+import { isNdArray, packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
 
 /** The subset of the WHATWG `WebSocket` used (global on Deno, Bun, browsers and Node >= 22; the `ws` package's on Node 20). */
@@ -227,7 +227,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     const answer = await chunk.answer
     const action: Action = {}
     for (const [key, value] of Object.entries(answer)) {
-      if (!isArray(value)) {
+      if (!isNdArray(value)) {
         action[key] = value
         continue
       }
@@ -289,10 +289,6 @@ interface Connection {
   ws: WebSocketLike
   waiters: Waiter[]
   failure: Error | null
-}
-
-function isArray(value: unknown): value is NdArray {
-  return typeof value === 'object' && value !== null && 'shape' in value && ArrayBuffer.isView((value as NdArray).data)
 }
 
 function asBytes(data: unknown): Uint8Array {
