@@ -13,7 +13,7 @@
  * episode, and step s gets row `s mod H` of every array in the last answer.
  */
 import { ConfigurationError } from '../../client/errors.ts'
-import { type NdArray, stepView } from '../npz/index.ts'
+import { stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { isNdArray, packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
