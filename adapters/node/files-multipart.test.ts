@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -175,5 +176,75 @@ describe('disk multipart with a planned part size', () => {
     await expect(put(id, 2, bytes(10, 2))).rejects.toMatchObject({ code: 'NoSuchUpload' })
     await expect(multipart.assemble(KEY, id, [1], 'x-1')).rejects.toMatchObject({ code: 'NoSuchUpload' })
     expect(await files.get(KEY)).toBeNull()
+  })
+})
+
+/** The pid of a process that has exited (and been reaped). */
+const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid!
+
+describe('disk multipart after a process died mid-completion', () => {
+  /**
+   * Leaves what a completion killed right after publishing leaves: the object
+   * in place, and the upload's folder as it was (`upload.json`, the parts'
+   * names, `.completing` holding the dead pid), without `data` when the parts
+   * filled their slots (it was renamed into place), with it when they were
+   * copied out. The listed parts here are all in their slots, so neither
+   * path changes anything else in the folder before publishing.
+   */
+  async function crashAfterPublish(id: string, numbers: number[], etag: string, inPlace: boolean): Promise<void> {
+    const folder = join(dir, '.uploads', id)
+    const saved = join(dir, 'saved-upload')
+    await cp(folder, saved, { recursive: true })
+    await multipart.assemble(KEY, id, numbers, etag)
+    await rename(saved, folder)
+    if (inPlace) await rm(join(folder, 'data'))
+    await writeFile(join(folder, '.completing'), String(deadPid()))
+  }
+
+  const uploadsLeft = () => readdir(join(dir, '.uploads'))
+
+  it('answers a retried completion as the first one would have, and removes the folder', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b] = [bytes(PART, 1), bytes(999, 2)]
+    await put(id, 1, a)
+    await put(id, 2, b)
+    await crashAfterPublish(id, [1, 2], 'x-2', true)
+    expect(await multipart.listParts(KEY, id)).toHaveLength(2)
+    expect(await multipart.assemble(KEY, id, [1, 2], 'x-2')).toEqual({ size: PART + 999, etag: 'x-2' })
+    await expectObject(joined(a, b))
+    expect(await uploadsLeft()).toEqual([])
+    await expect(multipart.assemble(KEY, id, [1, 2], 'x-2')).rejects.toMatchObject({ code: 'NoSuchUpload' })
+  })
+
+  it('answers NoSuchUpload, and still removes the folder, when the object is not what these parts make', async () => {
+    const [a, b] = [bytes(PART, 1), bytes(999, 2)]
+    // Retried with fewer parts than were completed: the bytes of the rest are gone with `data`.
+    const fewer = await multipart.create(KEY, PART)
+    await put(fewer, 1, a)
+    await put(fewer, 2, b)
+    await crashAfterPublish(fewer, [1, 2], 'x-2', true)
+    await expect(multipart.assemble(KEY, fewer, [1], 'x-1')).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    expect(await uploadsLeft()).toEqual([])
+    await expectObject(joined(a, b))
+
+    // Replaced by a later PUT before the retry came.
+    const replaced = await multipart.create(KEY, PART)
+    await put(replaced, 1, a)
+    await crashAfterPublish(replaced, [1], 'x-1', true)
+    await files.put(KEY, streamOf(b))
+    await expect(multipart.assemble(KEY, replaced, [1], 'x-1')).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    expect(await uploadsLeft()).toEqual([])
+    await expectObject(b)
+  })
+
+  it('publishes again when the parts were copied out (the crash left `data` in place)', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, c] = [bytes(PART, 1), bytes(999, 3)]
+    await put(id, 1, a)
+    await put(id, 3, c)
+    await crashAfterPublish(id, [1, 3], 'x-2', false)
+    expect(await multipart.assemble(KEY, id, [1, 3], 'x-2')).toEqual({ size: PART + 999, etag: 'x-2' })
+    await expectObject(joined(a, c))
+    expect(await uploadsLeft()).toEqual([])
   })
 })

@@ -21,6 +21,10 @@
  * exclusively and holding their pid; completion first creates `.completing`,
  * after which no slot write starts, and takes the copying path if a slot
  * write is still running. A claim whose process died is ignored.
+ *
+ * A completion that dies after renaming `data` into place leaves the folder
+ * without `data`; a retry takes over `.completing`, finds the object these
+ * parts make already published, and only removes the folder.
  */
 import { randomUUID } from 'node:crypto'
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -38,6 +42,8 @@ export interface DiskParts {
   writeInto(handle: FileHandle, body: ReadableStream<Uint8Array>, position: number, limit: number): Promise<{ etag: string; size: number }>
   /** Moves a finished file into place as `key` with `etag`; returns its size. */
   publish(key: string, temp: string, etag: string): Promise<number>
+  /** Size and ETag of the object at `key`, or null. */
+  head(key: string): Promise<{ size: number; etag: string } | null>
   /** Throws for a key that may not map onto the folder. */
   pathsOf(key: string): unknown
 }
@@ -81,6 +87,14 @@ async function heldByLiveProcess(path: string): Promise<boolean> {
   if (text === null) return false
   // Empty: its writer is between creating the file and writing its pid.
   return text === '' || processAlive(Number(text))
+}
+
+/** True when nothing is at `path` (any other failure to look is thrown). */
+async function missing(path: string): Promise<boolean> {
+  return await stat(path).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? true : Promise.reject(error)),
+  )
 }
 
 /** Copies `size` bytes from `from` at `fromAt` to `to` at `toAt`, one chunk at a time. */
@@ -205,6 +219,21 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
     }
   }
 
+  /**
+   * The retry of a completion that died between publishing `data` and
+   * removing the folder. The upload is finished either way, so its folder
+   * goes; the retry succeeds if the object at `key` is the one `parts` make
+   * (same multipart ETag, same size), else it is told the upload is gone, as
+   * S3 tells a completion of a completed upload.
+   */
+  async function finishPublished(key: string, folder: string, parts: Part[], etag: string): Promise<{ size: number; etag: string }> {
+    const object = await disk.head(key)
+    await rm(folder, { recursive: true, force: true })
+    const size = parts.reduce((total, part) => total + part.size, 0)
+    if (object?.etag !== etag || object.size !== size) throw noSuchUpload()
+    return { size, etag }
+  }
+
   /** Streams the parts, in order, into a new file of the folder; returns its path. */
   async function copyParts(folder: string, parts: Part[], partSize: number | undefined): Promise<string> {
     const joined = join(folder, `.joined-${randomUUID()}.tmp`)
@@ -267,6 +296,9 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
           if (!part) throw new StorageError('InvalidPart', 400, `Part ${n} could not be found.`)
           return part
         })
+        // Laid out, `data` leaves the folder only when it is published or the
+        // folder removed: either way the upload is over.
+        if (partSize !== undefined && (await missing(join(folder, DATA)))) return await finishPublished(key, folder, parts, etag)
         // A slot write still running may touch `data` (only slots no listed part
         // fills): the listed bytes are then copied out instead of renamed.
         const names = await readdir(folder)

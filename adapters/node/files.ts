@@ -69,6 +69,18 @@ export function createDiskFiles(dir: string): BlobFiles {
     return info.size
   }
 
+  async function head(key: string): Promise<{ size: number; etag: string } | null> {
+    const { data, meta } = pathsOf(key)
+    const info = await stat(data).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
+      throw error
+    })
+    if (!info?.isFile()) return null
+    const known = await readMeta(meta)
+    const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
+    return { size: info.size, etag }
+  }
+
   return {
     async put(key, body) {
       const { data } = pathsOf(key)
@@ -84,24 +96,14 @@ export function createDiskFiles(dir: string): BlobFiles {
       }
     },
 
-    async head(key) {
-      const { data, meta } = pathsOf(key)
-      const info = await stat(data).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
-        throw error
-      })
-      if (!info?.isFile()) return null
-      const known = await readMeta(meta)
-      const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
-      return { size: info.size, etag }
-    },
+    head,
 
     async usage(prefix) {
       if (!isSafeKey(prefix.replace(/\/+$/, ''))) return 0
       return await sizeOfTree(resolve(root, prefix))
     },
 
-    multipart: diskMultipart({ uploads: join(root, UPLOADS), writeStreamed, writeInto, publish, pathsOf }),
+    multipart: diskMultipart({ uploads: join(root, UPLOADS), writeStreamed, writeInto, publish, head, pathsOf }),
 
     async get(key) {
       const { data, meta } = pathsOf(key)
