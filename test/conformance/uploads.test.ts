@@ -5,12 +5,16 @@
  * (PGlite, and PostgreSQL when configured) and on a real S3 server (Ceph's
  * RADOS Gateway, see test/helpers/s3-server.ts), which checks SigV4 itself.
  */
+import { spawnSync } from 'node:child_process'
+import { cp, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASES } from '../helpers/databases.ts'
 import { call } from '../helpers/http.ts'
 import { type S3Server, s3ServerAvailable, startS3Server } from '../helpers/s3-server.ts'
 import { type DatabaseKind, startService, type TestService } from '../helpers/service.ts'
+import { objectKey } from '../../src/storage/types.ts'
 
 const MiB = 1024 * 1024
 const TIMEOUT = 240_000
@@ -51,12 +55,13 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
   let svc: TestService
   let s3: S3Server | undefined
   let key: string
+  let clientId: string
   let other: string
 
   beforeAll(async () => {
     if (store === 's3') s3 = await startS3Server()
     svc = await startService(db, { env: s3?.env })
-    key = (await svc.newTenant('acme')).key
+    ;({ key, clientId } = await svc.newTenant('acme'))
     other = (await svc.newTenant('globex')).key
   }, TIMEOUT)
   afterAll(async () => {
@@ -366,6 +371,38 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       const reply = await declare(upload_urls[0]!.url, { 'content-type': 'video/mp4', 'transfer-encoding': 'chunked' })
       expect(reply.status).toBe(411)
       expect(reply.text).toContain('<Code>MissingContentLength</Code>')
+    }, TIMEOUT)
+
+    it('answers a complete retried after the server died between publishing the object and cleaning up', async () => {
+      const { episode_id: id } = await open({ request_uploads: [] })
+      const partSize = 5 * MiB
+      const whole = bytes(partSize + 1234, 8)
+      const created = await api(`${ep(id)}/multipart`, { body: { kind: 'sensors', size: whole.byteLength, part_size: partSize } })
+      const uploadId = created.body.upload_id as string
+      const sent = [await put(created.body.parts[0].url, whole.subarray(0, partSize)), await put(created.body.parts[1].url, whole.subarray(partSize))]
+      const parts = sent.map((reply, i) => ({ part_number: i + 1, etag: reply.etag! }))
+
+      // The killed request got as far as the store's rename of the joined file
+      // into place: the object is there, the upload's folder (without its
+      // `data`, with `.completing` naming the dead process) and its row too.
+      const uploads = join(svc.dataDir, 'objects', '.uploads')
+      const saved = join(svc.dataDir, 'saved-upload')
+      await cp(join(uploads, uploadId), saved, { recursive: true })
+      const multipart = svc.app.deps.storage!.multipart!
+      const { etag } = await multipart.complete(objectKey(clientId, id, 'sensors'), uploadId, parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })))
+      await rename(saved, join(uploads, uploadId))
+      await rm(join(uploads, uploadId, 'data'))
+      await writeFile(join(uploads, uploadId, '.completing'), String(spawnSync(process.execPath, ['-e', '0']).pid))
+
+      const errors = svc.errors.length
+      const retried = await api(`${ep(id)}/multipart/${uploadId}/complete`, { body: { parts } })
+      expect(retried.status).toBe(200)
+      expect(retried.body).toEqual({ episode_id: id, kind: 'sensors', size: whole.byteLength, etag })
+      expect(svc.errors).toHaveLength(errors)
+      expect(await readdir(uploads)).not.toContain(uploadId)
+      expect((await api(`${ep(id)}/multipart/${uploadId}`)).status).toBe(404)
+      const artifact = (await api(`/api/episodes/${id}/artifacts`)).body.artifacts.find((a: { kind: string }) => a.kind === 'sensors')
+      expect(artifact).toMatchObject({ present: true, size: whole.byteLength, etag })
     }, TIMEOUT)
   })
 })

@@ -22,6 +22,8 @@ export type DatabaseKind = 'pglite' | 'postgres'
 export interface TestService {
   url: string
   app: EpisodicApp
+  /** The data folder (`EPISODIC_DATA_DIR`); the built-in store keeps objects in `objects/` under it. */
+  dataDir: string
   /** Moves the service's clock (milliseconds added to real time). */
   advance(ms: number): void
   /** Creates a client with one key and returns the key. */
@@ -59,6 +61,7 @@ export async function startService(
   return {
     url,
     app,
+    dataDir,
     errors,
     advance: (ms) => (offset += ms),
     async newTenant(name = `tenant-${++n}-${Math.random().toString(36).slice(2, 6)}`) {
