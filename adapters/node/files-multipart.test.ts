@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { BlobFiles, BlobMultipart } from '../../src/storage/types.ts'
-import { createDiskFiles } from './files.ts'
+import { createDiskFiles, writeInto, writeStreamed } from './files.ts'
+import { diskMultipart } from './files-multipart.ts'
 
 const MiB = 1024 * 1024
 /** Two slots of a MiB or more: bodies past the 1 MiB write batch reach the disk before they end. */
@@ -201,6 +202,27 @@ describe('disk multipart after a process died mid-completion', () => {
     await writeFile(join(folder, '.completing'), String(deadPid()))
   }
 
+  /**
+   * Runs a completion that stops for good when it calls `publish` (its
+   * process dies there) and gives its `.completing` a dead pid: the folder is
+   * then exactly as that crash leaves it, `data` filled and cut to the object.
+   */
+  async function crashAtPublish(id: string, numbers: number[], etag: string): Promise<void> {
+    let reached!: () => void
+    const stopped = new Promise<void>((resolve) => (reached = resolve))
+    const dying = diskMultipart({
+      uploads: join(dir, '.uploads'),
+      writeStreamed,
+      writeInto,
+      head: files.head!,
+      pathsOf: () => {},
+      publish: () => (reached(), new Promise<number>(() => {})),
+    })
+    void dying.assemble(KEY, id, numbers, etag)
+    await stopped
+    await writeFile(join(dir, '.uploads', id, '.completing'), String(deadPid()))
+  }
+
   const uploadsLeft = () => readdir(join(dir, '.uploads'))
 
   it('answers a retried completion as the first one would have, and removes the folder', async () => {
@@ -235,6 +257,19 @@ describe('disk multipart after a process died mid-completion', () => {
     await expect(multipart.assemble(KEY, replaced, [1], 'x-1')).rejects.toMatchObject({ code: 'NoSuchUpload' })
     expect(await uploadsLeft()).toEqual([])
     await expectObject(b)
+  })
+
+  it('lists no part that a completion cut off before it died, so a retry with more parts cannot publish zeros', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b, c] = [bytes(PART, 1), bytes(PART, 2), bytes(999, 3)]
+    for (const [n, part] of [[1, a], [2, b], [3, c]] as const) await put(id, n, part)
+    await crashAtPublish(id, [1, 2], 'x-2')
+    expect((await multipart.listParts(KEY, id)).map((part) => part.partNumber)).toEqual([1, 2])
+    await expect(multipart.assemble(KEY, id, [1, 2, 3], 'x-3')).rejects.toMatchObject({ code: 'InvalidPart' })
+    expect(await files.get(KEY)).toBeNull()
+    expect(await multipart.assemble(KEY, id, [1, 2], 'x-2')).toEqual({ size: 2 * PART, etag: 'x-2' })
+    await expectObject(joined(a, b))
+    expect(await uploadsLeft()).toEqual([])
   })
 
   it('publishes again when the parts were copied out (the crash left `data` in place)', async () => {

@@ -213,6 +213,9 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
           await source.close()
         }
       }
+      // The cut drops the slots past the object: they are unlisted first, so a
+      // crash after it lists no part whose bytes are gone.
+      for (const name of await readdir(folder)) if (Number(IN_SLOT.exec(name)?.[1]) > parts.length) await rm(join(folder, name), { force: true })
       await handle.truncate((parts.length - 1) * partSize + parts.at(-1)!.size)
     } finally {
       await handle.close()
@@ -312,8 +315,6 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
           return { size, etag }
         } catch (error) {
           if (!inPlace) await rm(file, { force: true })
-          // Cutting `data` to the object's length dropped the slots past it.
-          else for (const name of names) if (Number(IN_SLOT.exec(name)?.[1]) > parts.length) await rm(join(folder, name), { force: true })
           throw error
         }
       } finally {
