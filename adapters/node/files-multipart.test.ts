@@ -283,3 +283,21 @@ describe('disk multipart after a process died mid-completion', () => {
     expect(await uploadsLeft()).toEqual([])
   })
 })
+
+describe('disk multipart after a part writer died', () => {
+  it('takes a part re-sent while a dead writer still claims its slot, in a file of its own', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b] = [bytes(PART, 1), bytes(999, 2)]
+    const folder = join(dir, '.uploads', id)
+    // Writers killed mid-part: one after writing its pid to the claim (and
+    // some bytes to its slot), one between creating the claim and writing it.
+    await writeFile(join(folder, 'data'), bytes(MiB, 9))
+    await writeFile(join(folder, '.slot-1'), String(deadPid()))
+    await writeFile(join(folder, '.slot-2'), '')
+    expect(await put(id, 1, a)).toEqual({ size: PART, etag: md5(a) })
+    expect(await put(id, 2, b)).toEqual({ size: 999, etag: md5(b) })
+    expect(await readdir(folder)).toEqual(expect.arrayContaining([`1.${md5(a)}`, `2.${md5(b)}`]))
+    expect(await multipart.assemble(KEY, id, [1, 2], 'x-2')).toEqual({ size: PART + 999, etag: 'x-2' })
+    await expectObject(joined(a, b))
+  })
+})
