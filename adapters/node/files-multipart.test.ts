@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { cp, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -298,6 +298,38 @@ describe('disk multipart after a part writer died', () => {
     expect(await put(id, 2, b)).toEqual({ size: 999, etag: md5(b) })
     expect(await readdir(folder)).toEqual(expect.arrayContaining([`1.${md5(a)}`, `2.${md5(b)}`]))
     expect(await multipart.assemble(KEY, id, [1, 2], 'x-2')).toEqual({ size: PART + 999, etag: 'x-2' })
+    await expectObject(joined(a, b))
+  })
+})
+
+describe('disk multipart with a claim left empty by a process that died writing it', () => {
+  const claimedLongAgo = async (path: string) => {
+    await writeFile(path, '')
+    await utimes(path, new Date(0), new Date(0))
+  }
+
+  it('completes once the empty completion claim is old, and refuses while it is fresh', async () => {
+    const id = await multipart.create(KEY, PART)
+    await put(id, 1, bytes(999, 1))
+    const lock = join(dir, '.uploads', id, '.completing')
+    await writeFile(lock, '')
+    await expect(multipart.assemble(KEY, id, [1], 'x-1')).rejects.toMatchObject({ code: 'OperationAborted' })
+    await claimedLongAgo(lock)
+    expect(await multipart.assemble(KEY, id, [1], 'x-1')).toEqual({ size: 999, etag: 'x-1' })
+    await expectObject(bytes(999, 1))
+  })
+
+  it('still completes by renaming `data` when an old empty slot claim is left', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b] = [bytes(PART, 1), bytes(999, 2)]
+    await put(id, 1, a)
+    await put(id, 2, b)
+    const folder = join(dir, '.uploads', id)
+    await claimedLongAgo(join(folder, '.slot-3'))
+    const built = (await stat(join(folder, 'data'))).ino
+    await multipart.assemble(KEY, id, [1, 2], 'x-2')
+    // The same file, not a copy of the parts: no running write was assumed.
+    expect((await stat(join(dir, KEY))).ino).toBe(built)
     await expectObject(joined(a, b))
   })
 })

@@ -20,7 +20,8 @@
  * Writers of a slot exclude each other with a `.slot-<n>` file created
  * exclusively and holding their pid; completion first creates `.completing`,
  * after which no slot write starts, and takes the copying path if a slot
- * write is still running. A claim whose process died is ignored.
+ * write is still running. A claim whose process died is ignored (an empty
+ * one once it is 10 s old: its process died before writing its pid).
  *
  * A completion that dies after renaming `data` into place leaves the folder
  * without `data`; a retry takes over `.completing`, finds the object these
@@ -53,6 +54,12 @@ const IN_SLOT = /^(\d{1,5})\.([0-9a-f]{32})\.(\d{1,16})$/
 const DATA = 'data'
 const COMPLETING = '.completing'
 const SLOT_CLAIM = /^\.slot-\d{1,5}$/
+/**
+ * An empty claim older than this was left by a process that died between
+ * creating it and writing its pid (a few bytes, written at once): far longer
+ * than that takes on a loaded machine, short enough for a client's retries.
+ */
+const EMPTY_CLAIM_GRACE_MS = 10_000
 /** Read size when copying parts: large enough that the copy runs at disk speed. */
 const COPY_CHUNK = 4 * 1024 * 1024
 
@@ -85,8 +92,11 @@ async function claim(path: string, takeOverDead: boolean): Promise<boolean> {
 async function heldByLiveProcess(path: string): Promise<boolean> {
   const text = await readFile(path, 'utf8').catch(() => null)
   if (text === null) return false
-  // Empty: its writer is between creating the file and writing its pid.
-  return text === '' || processAlive(Number(text))
+  if (text !== '') return processAlive(Number(text))
+  // Empty: its writer is between creating the file and writing its pid, or
+  // died there; counted live for ever, it would refuse every completion.
+  const info = await stat(path).catch(() => null)
+  return info !== null && Date.now() - info.mtimeMs < EMPTY_CLAIM_GRACE_MS
 }
 
 /** True when nothing is at `path` (any other failure to look is thrown). */
