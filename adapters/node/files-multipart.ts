@@ -20,8 +20,8 @@
  * Writers of a slot exclude each other with a `.slot-<n>` file created
  * exclusively and holding their pid; completion first creates `.completing`,
  * after which no slot write starts, and takes the copying path if a slot
- * write is still running. A claim whose process died is ignored (an empty
- * one once it is 10 s old: its process died before writing its pid).
+ * write is still running. A claim whose process died is ignored
+ * (pid-claims.ts).
  *
  * A completion that dies after renaming `data` into place leaves the folder
  * without `data`; a retry takes over `.completing`, finds the object these
@@ -32,7 +32,7 @@ import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writ
 import { join } from 'node:path'
 import { MAX_OBJECT_SIZE } from '../../src/storage/multipart-rules.ts'
 import { type BlobMultipart, StorageError, type StoredPart } from '../../src/storage/types.ts'
-import { processAlive } from './data-lock.ts'
+import { claim, heldByLiveProcess } from './pid-claims.ts'
 
 /** What the multipart folder borrows from the disk files around it. */
 export interface DiskParts {
@@ -54,12 +54,6 @@ const IN_SLOT = /^(\d{1,5})\.([0-9a-f]{32})\.(\d{1,16})$/
 const DATA = 'data'
 const COMPLETING = '.completing'
 const SLOT_CLAIM = /^\.slot-\d{1,5}$/
-/**
- * An empty claim older than this was left by a process that died between
- * creating it and writing its pid (a few bytes, written at once): far longer
- * than that takes on a loaded machine, short enough for a client's retries.
- */
-const EMPTY_CLAIM_GRACE_MS = 10_000
 /** Read size when copying parts: large enough that the copy runs at disk speed. */
 const COPY_CHUNK = 4 * 1024 * 1024
 
@@ -71,32 +65,6 @@ const noSuchUpload = () =>
 /** Rethrows a missing file or folder as `NoSuchUpload`: the upload was completed or aborted meanwhile. */
 const gone = (error: NodeJS.ErrnoException): never => {
   throw error.code === 'ENOENT' ? noSuchUpload() : error
-}
-
-/** Creates `path` holding our pid, or returns false when a live process holds it. */
-async function claim(path: string, takeOverDead: boolean): Promise<boolean> {
-  try {
-    await writeFile(path, String(process.pid), { flag: 'wx' })
-    return true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return gone(error as NodeJS.ErrnoException)
-  }
-  if (!takeOverDead || (await heldByLiveProcess(path))) return false
-  // Left by a process that died mid-completion. Two requests taking it over at
-  // the same instant could both win; completing the same upload twice at once
-  // after a crash is the one case this does not order.
-  await rm(path, { force: true })
-  return await claim(path, false)
-}
-
-async function heldByLiveProcess(path: string): Promise<boolean> {
-  const text = await readFile(path, 'utf8').catch(() => null)
-  if (text === null) return false
-  if (text !== '') return processAlive(Number(text))
-  // Empty: its writer is between creating the file and writing its pid, or
-  // died there; counted live for ever, it would refuse every completion.
-  const info = await stat(path).catch(() => null)
-  return info !== null && Date.now() - info.mtimeMs < EMPTY_CLAIM_GRACE_MS
 }
 
 /** True when nothing is at `path` (any other failure to look is thrown). */
@@ -172,7 +140,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
   /** Writes part `n` into its slot of `data` if the slot is free; null when it is not. */
   async function putInSlot(folder: string, partSize: number, n: number, body: ReadableStream<Uint8Array>): Promise<{ etag: string; size: number } | null> {
     const slotClaim = join(folder, `.slot-${n}`)
-    if (!(await claim(slotClaim, false))) return null
+    if (!(await claim(slotClaim, false).catch(gone))) return null
     try {
       // Checked after claiming: a completion that began first is then seen here,
       // one that begins later sees this claim.
@@ -301,7 +269,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
     async assemble(key, uploadId, partNumbers, etag) {
       const { folder, partSize } = await openUpload(key, uploadId)
       const lock = join(folder, COMPLETING)
-      if (!(await claim(lock, true))) throw new StorageError('OperationAborted', 409, 'Another request is completing this upload; try again.')
+      if (!(await claim(lock, true).catch(gone))) throw new StorageError('OperationAborted', 409, 'Another request is completing this upload; try again.')
       try {
         const byNumber = new Map((await partsIn(folder)).map((part) => [part.partNumber, part]))
         const parts = partNumbers.map((n) => {
