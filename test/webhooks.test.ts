@@ -255,14 +255,14 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     await until('first attempt recorded', async () => (await deliveryRows(server.app, runId))[0]?.last_status === 500)
     const [pending] = await deliveryRows(server.app, runId)
     expect(pending).toMatchObject({ status: 'pending', attempts: 1, last_error: 'HTTP 500: receiver says no' })
-    // The first retry is due within a minute (10 s).
+    // The first retry is due within a minute (10 s, give or take 20%).
     expect(new Date(pending!.next_attempt_at).getTime() - new Date(pending!.last_attempt_at!).getTime()).toBeLessThan(60_000)
     await settle()
     expect(to(path)).toHaveLength(1)
 
-    offset += 11_000
+    offset += 13_000
     await until('second attempt recorded', async () => (await deliveryRows(server.app, runId))[0]?.attempts === 2 && to(path).length === 2)
-    offset += 31_000
+    offset += 37_000
     await until('third attempt', async () => (await deliveryRows(server.app, runId))[0]?.status === 'delivered')
     offset += 24 * 3600_000
     await settle()
@@ -290,7 +290,7 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     await until('first attempt recorded', async () => (await deliveryRows(server.app, runId))[0]?.last_status === 503)
     await server.close()
 
-    offset += 11_000
+    offset += 13_000
     server = await startServer()
     await until('retry after restart', async () => (await deliveryRows(server.app, runId))[0]?.status === 'delivered')
     const calls = to(path)
@@ -355,6 +355,29 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     expect((await deliveryRows(server.app, runId))[0]).toMatchObject({ status: 'delivered', attempts: 2, last_status: 200 })
     expect(to(path)).toHaveLength(1)
     expect(to(path)[0]!.verified).toBe(true)
+  }, SLOW)
+
+  it('schedules each retry with the random draw it is given (jitter), within the 20% band', async () => {
+    await freshData()
+    const server = await startServer(false)
+    const db = server.app.deps.db
+    const lab = await tenant(server.app)
+    await endpoint(server.app, lab.name, `/jitter-${kind}`)
+    const runId = await evalRun(server.url, lab.key)
+    expect((await finalize(server.url, lab.key, runId)).status).toBe(200)
+    const failing = () => Promise.resolve(new Response('no', { status: 500 }))
+    const draws = (byte: number) => ({ bytes: (n: number) => new Uint8Array(n).fill(byte), uuid: () => crypto.randomUUID() })
+    const waits: number[] = []
+    for (const byte of [0x00, 0xff]) {
+      const now = new Date(clock.now().getTime() + waits.length * 60_000) // past the previous retry's due time
+      expect(await deliverWebhooks({ db, clock: { now: () => now }, fetch: failing, random: draws(byte) })).toMatchObject({ attempted: 1, retrying: 1 })
+      const [row] = await deliveryRows(server.app, runId)
+      waits.push(new Date(row!.next_attempt_at).getTime() - now.getTime())
+    }
+    // Attempt 1 with the lowest draw: 10 s - 20%; attempt 2 with the highest: 30 s + 20% (just under).
+    expect(waits[0]).toBe(8_000)
+    expect(waits[1]).toBeGreaterThan(35_990)
+    expect(waits[1]).toBeLessThanOrEqual(36_000)
   }, SLOW)
 
   it('a stop signal interrupts every attempt of a large batch, with one listener on the signal', async () => {

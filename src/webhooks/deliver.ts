@@ -70,21 +70,37 @@ const LEASE_MARGIN_MS = 30_000
 const ERROR_LIMIT = 500
 
 /**
- * Wait before the retry that follows attempt number `attempts` (1-based):
- * 10 s, 30 s, 90 s, 4.5 min, ... tripling up to 6 h.
+ * Share by which a wait is stretched or shrunk at random, so deliveries that
+ * failed together (one receiver's outage) spread out instead of retrying in
+ * the same second.
  */
-export function retryDelayMs(attempts: number): number {
-  return Math.min(FIRST_RETRY_MS * 3 ** Math.max(0, attempts - 1), LONGEST_WAIT_MS)
+export const RETRY_JITTER = 0.2
+
+/**
+ * Wait before the retry that follows attempt number `attempts` (1-based):
+ * 10 s, 30 s, 90 s, 4.5 min, ... tripling up to 6 h, each moved by up to
+ * ±{@link RETRY_JITTER} of itself as `jitter` (uniform in [0, 1)) goes from
+ * 0 to 1; 0.5 gives the plain schedule.
+ */
+export function retryDelayMs(attempts: number, jitter = 0.5): number {
+  const plain = Math.min(FIRST_RETRY_MS * 3 ** Math.max(0, attempts - 1), LONGEST_WAIT_MS)
+  return Math.round(plain * (1 + RETRY_JITTER * (2 * jitter - 1)))
 }
 
 /**
  * When to try again after a failed attempt, or null when the 24 hours since
  * `createdAt` are over. The last retry falls exactly at the 24-hour mark.
  */
-export function nextAttemptAt(createdAt: Date, attempts: number, now: Date): Date | null {
+export function nextAttemptAt(createdAt: Date, attempts: number, now: Date, jitter = 0.5): Date | null {
   const deadline = createdAt.getTime() + RETRY_WINDOW_MS
   if (now.getTime() >= deadline) return null
-  return new Date(Math.min(now.getTime() + retryDelayMs(attempts), deadline))
+  return new Date(Math.min(now.getTime() + retryDelayMs(attempts, jitter), deadline))
+}
+
+/** A uniform number in [0, 1) from four random bytes. */
+function unitInterval(random: Random): number {
+  const [a, b, c, d] = random.bytes(4)
+  return (((a! << 24) >>> 0) + (b! << 16) + (c! << 8) + d!) / 2 ** 32
 }
 
 interface Claimed {
@@ -104,7 +120,8 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
   const timeoutMs = options.timeoutMs ?? 15_000
   const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 20)))
   if (options.signal?.aborted) return { attempted: 0, delivered: 0, retrying: 0, failed: 0 }
-  const token = toHex((options.random ?? webRandom).bytes(16))
+  const random = options.random ?? webRandom
+  const token = toHex(random.bytes(16))
   const now = clock.now()
   const leaseUntil = new Date(now.getTime() + timeoutMs + LEASE_MARGIN_MS)
   // One statement, so the claim commits at once: the rows are locked only
@@ -152,7 +169,7 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
       await settle(options.db, row.id, token, { status: 'delivered', delivered_at: after, last_status: outcome.status, last_error: null })
       return
     }
-    const next = nextAttemptAt(new Date(row.created_at), row.attempts, after)
+    const next = nextAttemptAt(new Date(row.created_at), row.attempts, after, unitInterval(random))
     if (next) report.retrying++
     else report.failed++
     await settle(options.db, row.id, token, {
