@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util'
 import { type EpisodicConfig, readConfig } from '../config.ts'
 import { EpisodicError } from '../errors.ts'
 import { isUuid } from '../http/fields.ts'
-import { runAdmin } from './admin.ts'
 import { CliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
 import { type CliIO, cliIO, err, out, withIO } from './io.ts'
@@ -73,6 +72,8 @@ async function adminVerb(group: string, argv: string[], subverbs: Record<string,
   if (group === 'episodes' && !isUuid(args[0]!)) throw usageError(`episodes ${sub}: "${args[0]}" is not an episode id (a UUID)`, group)
   let result: unknown
   try {
+    // Loaded here, not at start: the database drivers behind it cost every other verb ~0.1 s.
+    const { runAdmin } = await import('./admin.ts')
     result = await runAdmin(config(), `${group}.${sub}`, args)
   } catch (error) {
     throw adminError(error, group)
