@@ -44,4 +44,14 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     const noBaseline = await api(`/api/ingest/eval-run/${run}/result`, { body: { status: 'done' } })
     expect([noBaseline.status, noBaseline.body.error]).toEqual([400, 'baseline_episode_id: is required'])
   })
+
+  it('refuses an array as outcome_source instead of storing {}', async () => {
+    const b = await episode()
+    const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id
+    const reply = await api(`/api/ingest/eval-run/${run}/result`, {
+      body: { baseline_episode_id: b, status: 'done', metrics: { steps: 1, outcome_source: [] } },
+    })
+    expect(reply.status, reply.text).toBe(400)
+    expect(reply.body.error).toMatch(/^metrics\.outcome_source: /)
+  })
 })

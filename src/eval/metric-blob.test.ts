@@ -44,6 +44,10 @@ describe('MetricBlobSchema', () => {
     expect(check({ nonfinite_steps: 1.5 }).lines).toEqual(['metrics.nonfinite_steps: must be an integer >= 0'])
     expect(check({ outcome_source: { success: 'guessed' } }).lines![0]).toMatch(/^metrics\.outcome_source\.success: must be an object of success, reward_total/)
     expect(check({ outcome_source: { speed: 'reported' } }).lines![0]).toMatch(/^metrics\.outcome_source/)
+    // An array is not an object with no keys: it used to be stored as {}.
+    expect(check({ outcome_source: [] }).lines).toEqual([
+      'metrics.outcome_source: must be an object of success, reward_total, collision_count, time_to_goal_s -> "reported" or "recorded"',
+    ])
   })
 
   it('accepts an empty blob and explicit nulls (absent = null)', () => {

@@ -107,14 +107,18 @@ const MetricColumns = v.objectWithRest(
     action_l2_normalized_mean: orNull(nonNegative(MUST.nonNegative)),
     action_l2_by_key: orNull(objectOnly(v.record(v.string(MUST.byKey), v.nullable(nonNegative(MUST.byKey)), MUST.byKey), MUST.byKey)),
     nonfinite_steps: v.optional(count(MUST.count)),
+    // objectOnly: a strict object schema alone takes `[]` as an object with no keys.
     outcome_source: orNull(
-      v.strictObject(
-        {
-          success: v.optional(sourceLabel),
-          reward_total: v.optional(sourceLabel),
-          collision_count: v.optional(sourceLabel),
-          time_to_goal_s: v.optional(sourceLabel),
-        },
+      objectOnly(
+        v.strictObject(
+          {
+            success: v.optional(sourceLabel),
+            reward_total: v.optional(sourceLabel),
+            collision_count: v.optional(sourceLabel),
+            time_to_goal_s: v.optional(sourceLabel),
+          },
+          MUST.source,
+        ),
         MUST.source,
       ),
     ),
