@@ -54,4 +54,16 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect(reply.status, reply.text).toBe(400)
     expect(reply.body.error).toMatch(/^metrics\.outcome_source: /)
   })
+
+  it('truncates a failed result error to 2,000 code points, never half a character', async () => {
+    const b = await episode()
+    const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id
+    const error = 'a' + '😀'.repeat(2500)
+    const reply = await api(`/api/ingest/eval-run/${run}/result`, { body: { baseline_episode_id: b, status: 'failed', error } })
+    expect(reply.status, reply.text).toBe(200)
+    const stored: string = (await api(`/api/eval-runs/${run}`)).body.results[0].error
+    expect([...stored].length).toBe(2000)
+    expect(stored).toBe([...error].slice(0, 2000).join(''))
+    expect(stored).not.toContain('\ufffd')
+  })
 })

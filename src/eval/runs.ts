@@ -9,6 +9,7 @@ import type { Database, EvalRunsTable } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
 import { isUuid } from '../http/fields.ts'
 import { jsonText } from '../http/json.ts'
+import { truncateCodePoints } from '../http/text.ts'
 import { iso } from '../clock.ts'
 import type { MetricBlob } from './metric-blob.ts'
 import { columnsFromFields, type FieldRow, metricFieldsSql } from './columns.ts'
@@ -129,7 +130,7 @@ export async function uploadResult(db: Kysely<Database>, clientId: string, runId
       .updateTable('eval_results')
       .set({
         status: result.status,
-        error: result.error === null ? null : result.error.slice(0, ERROR_LIMIT),
+        error: result.error === null ? null : truncateCodePoints(result.error, ERROR_LIMIT),
         metrics: result.metrics === null ? null : JSON.stringify(result.metrics),
         replay_episode_id: result.replayEpisodeId,
         updated_at: result.now,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { codePointLength, textProblem } from './text.ts'
+import { codePointLength, textProblem, truncateCodePoints } from './text.ts'
 import { queryParams } from './query.ts'
 import { decodeCursor, encodeCursor } from './cursor.ts'
 
@@ -15,6 +15,15 @@ describe('strings PostgreSQL cannot store', () => {
     expect(codePointLength('🤖🤖')).toBe(2)
     expect(codePointLength('abc')).toBe(3)
     expect(codePointLength('\ud800x')).toBe(2)
+  })
+
+  it('truncates to code points, never half a surrogate pair', () => {
+    expect(truncateCodePoints('a🤖🤖', 2)).toBe('a🤖')
+    expect(truncateCodePoints('🤖'.repeat(3000), 2000)).toBe('🤖'.repeat(2000))
+    expect(truncateCodePoints('a' + '🤖'.repeat(1500), 2000)).toBe('a' + '🤖'.repeat(1500))
+    expect(truncateCodePoints('a' + '🤖'.repeat(2500), 2000)).toBe('a' + '🤖'.repeat(1999))
+    expect(truncateCodePoints('abc', 5)).toBe('abc')
+    expect(truncateCodePoints('abc', 0)).toBe('')
   })
 })
 

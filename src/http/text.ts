@@ -35,3 +35,23 @@ export function codePointLength(text: string): number {
   }
   return count
 }
+
+/**
+ * The first `max` code points of `text`: a stored truncation (an eval
+ * result's error) counts characters as the length rules do, and never cuts a
+ * surrogate pair in half, which would leave an unpaired surrogate that
+ * PostgreSQL cannot store (drivers send U+FFFD in its place).
+ *
+ * @example
+ * truncateCodePoints('a🤖🤖', 2) // 'a🤖'
+ */
+export function truncateCodePoints(text: string, max: number): string {
+  if (text.length <= max) return text
+  let units = 0
+  for (let points = 0; points < max && units < text.length; points++) {
+    const unit = text.charCodeAt(units)
+    const next = text.charCodeAt(units + 1)
+    units += unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1
+  }
+  return text.slice(0, units)
+}
