@@ -66,4 +66,19 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect(stored).toBe([...error].slice(0, 2000).join(''))
     expect(stored).not.toContain('\ufffd')
   })
+
+  it('counts code points in the eval-run list filters, as at create', async () => {
+    const version = '😀'.repeat(120)
+    const created = await api('/api/ingest/eval-run', {
+      body: { candidate_policy_version: version, baseline_policy_version: version, baseline_episode_ids: [await episode()] },
+    })
+    expect(created.status, created.text).toBe(201)
+    for (const param of ['candidate_policy_version', 'baseline_policy_version']) {
+      const listed = await api(`/api/eval-runs?${param}=${encodeURIComponent(version)}`)
+      expect(listed.status, listed.text).toBe(200)
+      expect(listed.body.items.map((r: { eval_run_id: string }) => r.eval_run_id)).toEqual([created.body.eval_run_id])
+      const tooLong = await api(`/api/eval-runs?${param}=${encodeURIComponent(version + 'x')}`)
+      expect([tooLong.status, tooLong.body.error]).toEqual([400, `${param}: must be at most 120 characters`])
+    }
+  })
 })

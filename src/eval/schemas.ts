@@ -3,7 +3,7 @@
  * They validate requests, type the client library and generate OpenAPI.
  */
 import * as v from 'valibot'
-import { jsonObject, limitParam, maxCodePoints, optionalText, uuid } from '../http/fields.ts'
+import { jsonObject, limitParam, maxCodePoints, optionalText, text, uuid } from '../http/fields.ts'
 import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
 import { type MetricBlob, MetricBlobSchema } from './metric-blob.ts'
@@ -331,8 +331,9 @@ export const ListEvalRunsQuery: v.GenericSchema<ListEvalRunsParams, ListEvalRuns
     limit: limitParam,
     cursor: v.optional(v.string()),
     status: v.optional(v.picklist(['pending', 'completed'], 'must be pending or completed')),
-    candidate_policy_version: v.optional(v.pipe(v.string(), v.maxLength(120, 'must be at most 120 characters'))),
-    baseline_policy_version: v.optional(v.pipe(v.string(), v.maxLength(120, 'must be at most 120 characters'))),
+    // Code points, as at create (`maxLength` would count UTF-16 units and refuse a stored version).
+    candidate_policy_version: v.optional(text(120)),
+    baseline_policy_version: v.optional(text(120)),
     baselines_of: v.optional(v.pipe(v.string(), v.uuid('must be an eval run id'))),
     created_after: instantParam,
     created_before: instantParam,
