@@ -81,4 +81,19 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
       expect([tooLong.status, tooLong.body.error]).toEqual([400, `${param}: must be at most 120 characters`])
     }
   })
+
+  it('answers 400, never 500, to a created_after / created_before the database cannot hold', async () => {
+    for (const list of ['/api/episodes', '/api/eval-runs']) {
+      for (const query of ['created_after=0000-01-01', 'created_after=0001-01-01T00:00:00%2B01:00', 'created_before=9999-12-31T23:59:59-05:00']) {
+        const reply = await api(`${list}?${query}`)
+        expect(reply.status, `${list}?${query}: ${reply.text}`).toBe(400)
+        expect(reply.body.error).toMatch(/^created_(after|before): /)
+      }
+      for (const query of ['created_after=0001-01-01', 'created_before=9999-12-31T23:59:59.999Z']) {
+        const reply = await api(`${list}?${query}`)
+        expect(reply.status, `${list}?${query}: ${reply.text}`).toBe(200)
+      }
+    }
+    expect(svc.errors).toEqual([])
+  })
 })

@@ -15,4 +15,13 @@ describe('parseInstant', () => {
       expect(parseInstant(bad), bad).toBeNull()
     }
   })
+
+  it('refuses instants outside years 0001..9999 UTC, which PostgreSQL cannot take', () => {
+    for (const bad of ['0000-01-01', '0000-12-31T23:59:59Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-05:00']) {
+      expect(parseInstant(bad), bad).toBeNull()
+    }
+    expect(parseInstant('0001-01-01')?.toISOString()).toBe('0001-01-01T00:00:00.000Z')
+    expect(parseInstant('0000-12-31T23:00:00-01:00')?.toISOString()).toBe('0001-01-01T00:00:00.000Z')
+    expect(parseInstant('9999-12-31T23:59:59.999Z')?.toISOString()).toBe('9999-12-31T23:59:59.999Z')
+  })
 })

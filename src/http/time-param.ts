@@ -10,8 +10,23 @@ import * as v from 'valibot'
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i
 
-/** The instant an ISO 8601 date or date-time names, or null when it is not one. */
+/**
+ * Instants a timestamptz parameter can carry as `toISOString` writes it:
+ * years 0001..9999 in UTC. A zone offset can move a date-time outside
+ * (`0001-01-01T00:00+01:00` is year 0, `9999-12-31T23:59-05:00` year 10000),
+ * and PostgreSQL would refuse those as a 500.
+ */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z')
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z')
+
+/** The instant an ISO 8601 date or date-time names, or null when it is not one (or lies outside years 0001..9999 UTC). */
 export function parseInstant(text: string): Date | null {
+  const at = parseIso(text)
+  return at && at.getTime() >= FIRST_INSTANT && at.getTime() <= LAST_INSTANT ? at : null
+}
+
+/** The instant an ISO 8601 date or date-time names, whatever its year, or null when it is not one. */
+function parseIso(text: string): Date | null {
   const m = ISO.exec(text)
   if (!m) return null
   const [, year, month, day, hour, , , zone] = m
@@ -27,7 +42,8 @@ export function parseInstant(text: string): Date | null {
 export const instantParam = v.optional(
   v.pipe(
     v.string(),
-    v.check((text) => parseInstant(text) !== null, 'must be an ISO 8601 date or date-time, e.g. 2026-05-01 or 2026-05-01T12:00:00Z'),
+    v.check((text) => parseIso(text) !== null, 'must be an ISO 8601 date or date-time, e.g. 2026-05-01 or 2026-05-01T12:00:00Z'),
+    v.check((text) => parseInstant(text) !== null, 'must lie between 0001-01-01 and 9999-12-31 (UTC)'),
     v.transform((text) => parseInstant(text)!),
   ),
 )
