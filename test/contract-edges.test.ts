@@ -96,4 +96,16 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     }
     expect(svc.errors).toEqual([])
   })
+
+  it('says what bytes_total may be, rather than "must be a number" for an integer past 2^53', async () => {
+    const id = await episode()
+    const finalize = (raw: string) => api(`/api/ingest/episode/${id}/finalize`, { raw, headers: { 'content-type': 'application/json' } })
+    for (const big of ['9007199254740993', '9223372036854775807', '9223372036854775808', '100000000000000000000']) {
+      const reply = await finalize(`{"bytes_total":${big}}`)
+      expect([reply.status, reply.body.error]).toEqual([400, 'bytes_total: must be an integer from 0 to 9007199254740991'])
+    }
+    const max = await finalize('{"bytes_total":9007199254740991}')
+    expect(max.status, max.text).toBe(200)
+    expect((await api(`/api/episodes/${id}`)).text).toContain('"bytes_total":9007199254740991')
+  })
 })

@@ -123,7 +123,7 @@ export interface FinalizeEpisodeInput {
   duration_s?: number | null
   /** Positive; overrides the value given at open. */
   fps?: number | null
-  /** An integer of at least 0. */
+  /** An integer from 0 to 2^53 - 1. */
   bytes_total?: number | null
   /** Merged per key into the stored metadata. */
   metadata?: Record<string, unknown>

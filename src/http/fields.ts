@@ -88,12 +88,22 @@ export const nonNegative = v.pipe(
   v.minValue(0, 'must be at least 0'),
 )
 
-/** An integer >= 0 that fits int8. */
+const COUNT_RULE = `must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`
+const numberOrBigintCount = v.custom<number>((x) => typeof x === 'number' || typeof x === 'bigint', 'must be a number')
+JSON_SCHEMA_OF.set(numberOrBigintCount, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+
+/**
+ * An integer from 0 to 2^53 - 1 (`bytes_total`: 8 PiB, far past any
+ * episode's artifacts), so it stays a plain `number` in the TypeScript types
+ * and on every reader. A bigger integer arrives from the body reader as a
+ * `bigint` (see `json.ts`); it is refused with the range, not as "must be a
+ * number", and a bigger integer a double holds exactly (1e20) the same way.
+ */
 export const nonNegativeInt = v.pipe(
-  v.number('must be a number'),
-  v.integer('must be an integer'),
-  v.minValue(0, 'must be at least 0'),
-  v.check((n) => n < INT8_MAX, 'must be within the 64-bit integer range'),
+  numberOrBigintCount,
+  v.check((n) => typeof n === 'bigint' || Number.isInteger(n), 'must be an integer'),
+  v.check((n) => n >= 0, 'must be at least 0'),
+  v.check((n) => typeof n === 'number' && n <= Number.MAX_SAFE_INTEGER, COUNT_RULE),
 )
 
 /** A UUID string, as ids are on the wire. */
