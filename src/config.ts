@@ -33,7 +33,7 @@ export interface EpisodicConfig {
   /** `EPISODIC_DATA_DIR`, default `./.episodic`: the embedded database, the built-in store's objects and generated secrets. */
   dataDir: string
   /** `s3` when the S3_* variables are set, `local` for the built-in store, `none` with EPISODIC_STORAGE=none. */
-  storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string } | { kind: 'none' }
+  storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string; publicBaseUrl?: string } | { kind: 'none' }
   /** `PORT`, default 8787 (0 picks a free port). */
   port: number
   /** `HOST`, default `127.0.0.1`. */
@@ -93,7 +93,12 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
         publicBaseUrl: get('S3_PUBLIC_BASE_URL'),
       },
     }
-  } else storage = { kind: 'local', secret: get('EPISODIC_STORAGE_SECRET') }
+  } else {
+    // S3_PUBLIC_BASE_URL fills public_url whatever serves the bytes (contract, "Configuration"):
+    // with the built-in store, a CDN or web server in front of the objects folder.
+    const publicBaseUrl = get('S3_PUBLIC_BASE_URL')
+    storage = { kind: 'local', secret: get('EPISODIC_STORAGE_SECRET'), ...(publicBaseUrl ? { publicBaseUrl } : {}) }
+  }
 
   const port = Number(get('PORT') ?? 8787)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${get('PORT')}")`)

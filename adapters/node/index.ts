@@ -117,7 +117,12 @@ function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
   if (storage.kind === 'none') return null
   if (storage.kind === 's3') return createS3Storage({ ...storage.s3, sha256: NodeSha256 })
   const secret = storage.secret ?? fileSecret(config.dataDir, 'storage.secret')
-  return createLocalStorage({ files: createDiskFiles(join(config.dataDir, 'objects')), secret, sha256: NodeSha256 })
+  return createLocalStorage({
+    files: createDiskFiles(join(config.dataDir, 'objects')),
+    secret,
+    sha256: NodeSha256,
+    publicBaseUrl: storage.publicBaseUrl,
+  })
 }
 
 /**

@@ -47,6 +47,8 @@ export interface LocalStorageOptions {
    * 403 `QuotaExceeded` before its body is read.
    */
   quotaBytes?: number
+  /** Base address that fills `public_url` (`S3_PUBLIC_BASE_URL`: a CDN or web server in front of the objects); default none. */
+  publicBaseUrl?: string
 }
 
 /**
@@ -59,6 +61,7 @@ export interface LocalStorageOptions {
  */
 export function createLocalStorage(options: LocalStorageOptions): ObjectStorage & Required<Pick<ObjectStorage, 'handle'>> {
   const { files } = options
+  const publicBase = options.publicBaseUrl ? options.publicBaseUrl.replace(/\/+$/, '') : undefined
   const presigner = createPresigner({
     accessKeyId: LOCAL_ACCESS_KEY_ID,
     secretAccessKey: options.secret,
@@ -172,7 +175,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
   return {
     presignPut: (input) => sign('PUT', input, input.contentType),
     presignGet: (input) => sign('GET', input),
-    publicUrl: () => null,
+    publicUrl: (key) => (publicBase === undefined ? null : `${publicBase}/${encodeKeyPath(key)}`),
     handle,
     ...(files.multipart ? { multipart: localMultipart(files.multipart, options.sha256, sign) } : {}),
     ...(files.head ? { head: headOf(files) } : {}),

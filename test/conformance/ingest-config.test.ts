@@ -52,6 +52,23 @@ describe('storage configuration', () => {
     expect(url.searchParams.has('X-Amz-Content-Sha256')).toBe(false)
     expect(entry.public_url).toBe(`https://cdn.example.com/eps/${objectKey}`)
   })
+
+  it('built-in store: public_url from S3_PUBLIC_BASE_URL too, null without it', async () => {
+    for (const [env, expected] of [[{ S3_PUBLIC_BASE_URL: 'https://cdn.example.com/objects/' }, 'https://cdn.example.com/objects/'], [{}, null]] as const) {
+      const svc = await startService('pglite', { env, listen: false })
+      services.push(svc)
+      const { key, clientId } = await svc.newTenant()
+      const reply = await call(
+        `${svc.url}/api/ingest/episode`,
+        { key, body: { request_uploads: ['actions'] } },
+        (url, init) => Promise.resolve(svc.app.request(url, init)),
+      )
+      expect(reply.body.storage).toBe('r2')
+      const [entry] = reply.body.upload_urls
+      expect(new URL(entry.url).pathname).toBe(`/storage/${clientId}/${reply.body.episode_id}/actions.npz`)
+      expect(entry.public_url).toBe(expected === null ? null : `${expected}${clientId}/${reply.body.episode_id}/actions.npz`)
+    }
+  })
 })
 
 describe('failures', () => {
