@@ -18,11 +18,12 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
+import { parseJson } from '../http/json.ts'
 
 /** The subset of a PGlite instance this driver uses. */
 export interface PGliteLike {
   /** Runs one statement with `$1`-style parameters; `affectedRows` for INSERT/UPDATE/DELETE. */
-  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>
+  query<R>(sql: string, params?: unknown[], options?: { parsers?: Record<number, (text: string) => unknown> }): Promise<{ rows: R[]; affectedRows?: number }>
   /** Closes the database; the driver calls it on `db.destroy()`. */
   close(): Promise<void>
 }
@@ -39,13 +40,20 @@ class Mutex {
   }
 }
 
+/**
+ * json and jsonb read without rounding an integer past 2^53 (a nanosecond
+ * timestamp or a serial number in metadata): PGlite's default parser is
+ * `JSON.parse`. postgres-js.ts reads them the same way.
+ */
+const PARSERS = { 114: parseJson, 3802: parseJson }
+
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined
 
   constructor(private readonly pg: PGliteLike) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pg.query<R>(query.sql, query.parameters as unknown[])
+    const result = await this.pg.query<R>(query.sql, query.parameters as unknown[], { parsers: PARSERS })
     return {
       rows: result.rows,
       numAffectedRows: result.affectedRows === undefined ? undefined : BigInt(result.affectedRows),

@@ -35,6 +35,7 @@ import {
 } from 'kysely'
 import type { Database } from './schema.ts'
 import { stripedSql, type StripeEvents } from './stripes.ts'
+import { parseJson } from '../http/json.ts'
 import { parseTextArray, serializeTextArray, TEXT_ARRAY_OID } from './text-array.ts'
 
 /**
@@ -48,7 +49,8 @@ export const POSTGRES_JS_TYPES = {
     to: 3802,
     from: [114, 3802],
     serialize: (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value)),
-    parse: (text: string) => JSON.parse(text) as unknown,
+    // Integers past 2^53 stay exact (bigint), as on the way in; see http/json.ts.
+    parse: (text: string) => parseJson(text),
   },
   textArray: {
     to: TEXT_ARRAY_OID,

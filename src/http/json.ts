@@ -51,14 +51,14 @@ export function parseJson(text: string, mode: BigIntMode = 'inexact'): unknown {
   return losslessParse(text, null, mode === 'inexact' ? inexact : unsafe)
 }
 
-/** `JSON.stringify(value)`, writing a `bigint` as a JSON number with all its digits. */
-export function jsonText(value: unknown): string {
+/** `JSON.stringify(value, null, indent)`, writing a `bigint` as a JSON number with all its digits. */
+export function jsonText(value: unknown, indent?: number): string {
   try {
-    return JSON.stringify(value)
+    return JSON.stringify(value, null, indent)
   } catch (error) {
     // Only a bigint (or a cycle, which lossless-json refuses as well) gets here.
     if (!(error instanceof TypeError)) throw error
-    return losslessStringify(value) as string
+    return losslessStringify(value, undefined, indent) as string
   }
 }
 

@@ -3,6 +3,7 @@
  * and timestamps. Pure functions; the components escape whatever they print.
  */
 import type { MetricName, MetricSummary } from '../eval/rollup.ts'
+import { jsonText } from '../http/json.ts'
 
 /** Shown wherever a value is absent. */
 export const NONE = '—'
@@ -73,5 +74,5 @@ export function formatDuration(seconds: number | null): string {
 
 /** Metadata as the stored JSON, indented (the components print it escaped). */
 export function prettyJson(value: unknown): string {
-  return JSON.stringify(value ?? {}, null, 2)
+  return jsonText(value ?? {}, 2)
 }
