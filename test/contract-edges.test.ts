@@ -55,6 +55,17 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect(reply.body.error).toMatch(/^metrics\.outcome_source: /)
   })
 
+  it('keeps a metric blob extra column holding an integer past 2^53 as given', async () => {
+    const b = await episode()
+    const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id
+    const text = `{"baseline_episode_id":"${b}","status":"done","metrics":{"steps":1,"extra_big":12345678901234567890123,"extra_ns":[1732560000123456789]}}`
+    const reply = await api(`/api/ingest/eval-run/${run}/result`, { raw: new TextEncoder().encode(text), headers: { 'content-type': 'application/json' } })
+    expect(reply.status, reply.text).toBe(200)
+    const read = await api(`/api/eval-runs/${run}`)
+    expect(read.text).toContain('"extra_big":12345678901234567890123')
+    expect(read.text).toContain('"extra_ns":[1732560000123456789]')
+  })
+
   it('truncates a failed result error to 2,000 code points, never half a character', async () => {
     const b = await episode()
     const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id

@@ -2,8 +2,8 @@ import * as v from 'valibot'
 import { objectOnly } from '../http/fields.ts'
 import { typed } from '../http/typed-schema.ts'
 
-/** A value `JSON.stringify` writes back unchanged. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+/** Plain JSON data; an integer past 2^53 is a `bigint`, so it keeps every digit (see http/json.ts). */
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | { [key: string]: JsonValue }
 
 const MUST = {
   count: 'must be an integer >= 0',
@@ -43,8 +43,8 @@ const nonNegative = (message: string) => v.pipe(finite(message), v.minValue(0, m
 const share = v.pipe(finite(MUST.share), v.minValue(0, MUST.share), v.maxValue(1, MUST.share))
 
 /**
- * Whether `value` is plain JSON data: null, booleans, strings, finite numbers,
- * arrays and plain objects of those. The walk is iterative so a deeply nested
+ * Whether `value` is plain JSON data: null, booleans, strings, finite numbers
+ * (bigints past 2^53), arrays and plain objects of those. The walk is iterative so a deeply nested
  * extra column is refused or accepted, never a stack overflow (a 500). A
  * container reached twice (shared or cyclic) is refused; `JSON.parse` never
  * builds one.
@@ -54,7 +54,7 @@ export function isJsonValue(value: unknown): value is JsonValue {
   const stack: unknown[] = [value]
   while (stack.length > 0) {
     const item = stack.pop()
-    if (item === null || typeof item === 'boolean' || typeof item === 'string') continue
+    if (item === null || typeof item === 'boolean' || typeof item === 'string' || typeof item === 'bigint') continue
     if (typeof item === 'number') {
       if (Number.isFinite(item)) continue
       return false

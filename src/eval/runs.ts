@@ -131,7 +131,7 @@ export async function uploadResult(db: Kysely<Database>, clientId: string, runId
       .set({
         status: result.status,
         error: result.error === null ? null : truncateCodePoints(result.error, ERROR_LIMIT),
-        metrics: result.metrics === null ? null : JSON.stringify(result.metrics),
+        metrics: result.metrics === null ? null : jsonText(result.metrics),
         replay_episode_id: result.replayEpisodeId,
         updated_at: result.now,
       })
