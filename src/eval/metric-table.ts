@@ -47,20 +47,35 @@ export function clean(x: number): number {
   return x
 }
 
-/** Mean of the non-NaN values of `xs` at `at` (all when omitted); divides first only if the plain sum overflowed. */
+/**
+ * Mean of the non-NaN values of `xs` at `at` (all when omitted): a
+ * compensated (Neumaier) sum divided by the count, kept within the values'
+ * range as a mean is. So k of n ones average to k/n as division gives it, and
+ * equal values to exactly that value (twelve 0.06s summed left to right and
+ * divided by 12 give 0.06000000000000002, above a 0.06 threshold). Divides
+ * first only if the sum overflowed.
+ */
 export function meanOf(xs: Float64Array, at?: Int32Array): number | null {
   const count = at ? at.length : xs.length
   let sum = 0
+  let compensation = 0
+  let low = Infinity
+  let high = -Infinity
   let n = 0
   for (let k = 0; k < count; k++) {
     const x = xs[at ? at[k]! : k]!
     if (x === x) {
-      sum += x
+      const t = sum + x
+      compensation += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum
+      sum = t
+      if (x < low) low = x
+      if (x > high) high = x
       n++
     }
   }
   if (n === 0) return null
-  if (Number.isFinite(sum)) return clean(sum / n)
+  const total = sum + compensation
+  if (Number.isFinite(total)) return clean(Math.min(high, Math.max(low, total / n)))
   let scaled = 0
   for (let k = 0; k < count; k++) {
     const x = xs[at ? at[k]! : k]!

@@ -166,3 +166,19 @@ describe('paired statistics in the summary', () => {
     expect(formatDelta('success_rate', -0.000004)).toBe('-0.0004 pp')
   })
 })
+
+describe('means of equal values', () => {
+  it('are those values exactly, so an OOD share at max_ood_action_share does not hold', () => {
+    // Twelve 0.06s summed left to right make 0.7200000000000002, and /12 0.06000000000000002 > 0.06.
+    const rows = times(12, (i) => done({ reward_total_baseline: i, reward_total_candidate: i + 1, ood_action_share_candidate: 0.06, action_l2_mean: 0.1 }))
+    const s = rollup(rows, { seed: 'r', maxOodActionShare: 0.06 })
+    expect(s.action_divergence).toMatchObject({ ood_action_share_mean: 0.06, l2_mean: 0.1, max_ood_action_share: 0.06 })
+    expect(s.verdict).toBe('ship')
+    expect(rollup(rows, { seed: 'r', maxOodActionShare: 0.059 }).verdict).toBe('hold')
+  })
+
+  it('give paired means and deltas without summation noise', () => {
+    const s = rollup(times(10, () => done({ time_to_goal_s_baseline: 0.1, time_to_goal_s_candidate: 0.7 })), { seed: 'r' })
+    expect(s.time_to_goal_s).toMatchObject({ baseline: 0.1, candidate: 0.7, delta: 0.7 - 0.1, n: 10 })
+  })
+})
