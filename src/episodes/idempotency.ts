@@ -14,7 +14,11 @@
  * - same key, another request (method, path or body bytes differ): 422;
  * - same key while the first is still running: 409. A `running` row older
  *   than `LEASE_MS` belonged to a process that died mid-request and is taken
- *   over.
+ *   over. Requests running in this process are also known in memory and
+ *   answered before the database is asked: on the embedded database the
+ *   first request's transaction holds its one connection, so a retry that
+ *   asked it would wait for the first to end and replay it instead of
+ *   hearing 409.
  *
  * The request is fingerprinted by its exact bytes (as the IETF draft's
  * "request fingerprint"): a retry sends the same body, which is what every
@@ -36,6 +40,19 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
 
 const KEY_SYNTAX = /^[\x20-\x7e]{1,255}$/
 
+/** Per database: `<client>\n<key>` -> fingerprint of the request running with that key in this process. */
+const RUNNING = new WeakMap<object, Map<string, string>>()
+
+function runningIn(db: object): Map<string, string> {
+  let running = RUNNING.get(db)
+  if (!running) RUNNING.set(db, running = new Map())
+  return running
+}
+
+const inProgress = (key: string) =>
+  new EpisodicError('conflict', `a request with ${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} is still in progress; retry later`)
+const reusedKey = (key: string) => new EpisodicError('unprocessable', `${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} was already used for a different request`)
+
 /** Refreshes a stored answer before it is replayed (e.g. mints new upload URLs). */
 export type Replay = (stored: unknown, c: Context<AppEnv>) => Promise<unknown>
 
@@ -56,26 +73,37 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
     const text = await readBodyText(c.req.raw.clone(), deps.bodyLimit)
     const fingerprint = await sha256Hex(deps.sha256, `${c.req.method}\n${new URL(c.req.url).pathname}\n${text}`)
     const now = deps.clock.now()
+    // The same checks as the row's, in their order (another body first), for a request running here.
+    const running = runningIn(deps.db)
+    const slot = `${clientId}\n${key}`
+    const here = running.get(slot)
+    if (here !== undefined) throw here === fingerprint ? inProgress(key) : reusedKey(key)
 
     const taken = await take(deps, clientId, key, fingerprint, now)
     if (taken.kind === 'replay') {
       const body = replay ? await replay(taken.response, c) : taken.response
       return c.json(body, taken.status as 200, { 'idempotency-replayed': 'true' })
     }
-    await next()
-    const ok = c.res.status >= 200 && c.res.status < 300 && !c.error
-    if (!ok) {
-      await release(deps, clientId, key, taken.lockedAt)
-      return
+    running.set(slot, fingerprint)
+    try {
+      await next()
+      const ok = c.res.status >= 200 && c.res.status < 300 && !c.error
+      if (!ok) {
+        await release(deps, clientId, key, taken.lockedAt)
+        return
+      }
+      const response = await c.res.clone().text()
+      await deps.db
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', status: c.res.status, response })
+        .where('client_id', '=', clientId)
+        .where('key', '=', key)
+        .where('locked_at', '=', taken.lockedAt)
+        .execute()
+    } finally {
+      // Forgotten only once the row says `done` (or is gone), so a retry after this asks the database.
+      running.delete(slot)
     }
-    const response = await c.res.clone().text()
-    await deps.db
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', status: c.res.status, response })
-      .where('client_id', '=', clientId)
-      .where('key', '=', key)
-      .where('locked_at', '=', taken.lockedAt)
-      .execute()
   })
 }
 
@@ -102,13 +130,9 @@ async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, finge
       await deps.db.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', key).where('created_at', '=', row.created_at).execute()
       continue
     }
-    if (row.fingerprint !== fingerprint) {
-      throw new EpisodicError('unprocessable', `${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} was already used for a different request`)
-    }
+    if (row.fingerprint !== fingerprint) throw reusedKey(key)
     if (row.state === 'done') return { kind: 'replay', status: row.status ?? 200, response: JSON.parse(row.response ?? 'null') }
-    if (now.getTime() - new Date(row.locked_at).getTime() < LEASE_MS) {
-      throw new EpisodicError('conflict', `a request with ${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} is still in progress; retry later`)
-    }
+    if (now.getTime() - new Date(row.locked_at).getTime() < LEASE_MS) throw inProgress(key)
     // The first request's process died mid-request: take the key over, unless another retry just did.
     const retaken = await deps.db
       .updateTable('idempotency_keys')
@@ -120,7 +144,7 @@ async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, finge
       .executeTakeFirst()
     if (Number(retaken.numUpdatedRows) === 1) return { kind: 'run', lockedAt: now }
   }
-  throw new EpisodicError('conflict', `a request with ${IDEMPOTENCY_HEADER} ${JSON.stringify(key)} is still in progress; retry later`)
+  throw inProgress(key)
 }
 
 /** Forgets a key whose request failed, so a retry runs it afresh. */
