@@ -26,9 +26,7 @@ import {
   UploadUrlsBody,
   type UploadUrlsResult,
 } from './upload-schemas.ts'
-import { addRequestedKinds, fromStorageError, mintUploadUrls, requireStorage, uploadableEpisode } from './upload-urls.ts'
-
-const UPLOAD_NOT_FOUND = 'upload not found'
+import { addRequestedKinds, fromStorageError, mintUploadUrls, NO_SUCH_UPLOAD, requireStorage, uploadableEpisode } from './upload-urls.ts'
 
 export function uploadRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
@@ -193,9 +191,9 @@ interface UploadRow {
 }
 
 async function findUpload(deps: Pick<Deps, 'db'>, episodeId: string, uploadId: string | undefined): Promise<UploadRow> {
-  if (!uploadId || !/^[\x21-\x7e]{1,1024}$/.test(uploadId)) throw new EpisodicError('not_found', UPLOAD_NOT_FOUND)
+  if (!uploadId || !/^[\x21-\x7e]{1,1024}$/.test(uploadId)) throw new EpisodicError('not_found', NO_SUCH_UPLOAD)
   const row = await deps.db.selectFrom('multipart_uploads').selectAll().where('episode_id', '=', episodeId).where('upload_id', '=', uploadId).executeTakeFirst()
-  if (!row) throw new EpisodicError('not_found', UPLOAD_NOT_FOUND)
+  if (!row) throw new EpisodicError('not_found', NO_SUCH_UPLOAD)
   return { uploadId: row.upload_id, kind: row.kind as ArtifactKind, partSize: Number(row.part_size), partCount: row.part_count }
 }
 

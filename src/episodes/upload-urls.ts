@@ -59,13 +59,16 @@ export function mintUploadUrls(
   )
 }
 
+/** The 404 of a multipart call whose upload does not exist (never created, aborted or completed), named as S3 names it. */
+export const NO_SUCH_UPLOAD = 'NoSuchUpload: upload not found (never created, aborted or completed)'
+
 /** S3 codes that mean the caller's completion list was wrong (400 with S3's code in the message). */
 const CALLER_CODES = new Set(['InvalidPart', 'InvalidPartOrder', 'EntityTooSmall', 'EntityTooLarge', 'MalformedXML', 'InvalidArgument'])
 
 /** A store's S3 error as the API answers it: the caller's mistakes 400/404, the rest 500. */
 export function fromStorageError(error: unknown): unknown {
   if (!(error instanceof StorageError)) return error
-  if (error.code === 'NoSuchUpload') return new EpisodicError('not_found', 'upload not found')
+  if (error.code === 'NoSuchUpload') return new EpisodicError('not_found', NO_SUCH_UPLOAD)
   if (error.code === 'OperationAborted') return new EpisodicError('conflict', error.message)
   if (CALLER_CODES.has(error.code)) return new EpisodicError('invalid', error.message.includes(error.code) ? error.message : `${error.code}: ${error.message}`)
   return new EpisodicError('internal', 'object storage failed', { cause: error })
