@@ -85,6 +85,29 @@ describe('client uploads', () => {
     expect(await same(await downloaded(client, episode_id, 'actions'), tiny)).toBe(true)
   }, TIMEOUT)
 
+  it('leaves the part size to the server unless one is given (it grows past 625 GiB)', async () => {
+    const created: unknown[] = []
+    const spying: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init)
+      if (init?.method === 'POST' && String(input).endsWith('/multipart')) {
+        created.push({ sent: JSON.parse(String(init.body)), got: await response.clone().json() })
+      }
+      return response
+    }
+    const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url, fetch: spying })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    const body = blobOf(7 * MiB, 3)
+    const { partSize: _, ...noPartSize } = small
+    expect(await uploadArtifact(client, { episodeId: episode_id, kind: 'video', body }, noPartSize)).toMatchObject({ size: body.size })
+    await uploadArtifact(client, { episodeId: episode_id, kind: 'sensors', body }, small)
+    expect(created).toMatchObject([
+      { sent: { kind: 'video', size: body.size }, got: { part_size: 64 * MiB, part_count: 1 } },
+      { sent: { kind: 'sensors', size: body.size, part_size: 5 * MiB }, got: { part_size: 5 * MiB, part_count: 2 } },
+    ])
+    expect((created[0] as { sent: object }).sent).not.toHaveProperty('part_size')
+    expect(await same(await downloaded(client, episode_id, 'video'), body)).toBe(true)
+  }, TIMEOUT)
+
   it('sends single PUTs and parts through UploadOptions.put (the Node transport), each part its own range of the file', async () => {
     const transport = nodeUploadTransport()
     const ranges: [number, number][] = []

@@ -30,7 +30,7 @@ const EXPIRY_MARGIN_MS = 60_000
 export interface UploadOptions {
   /** Above this size an artifact goes multipart (default 64 MiB). */
   multipartThreshold?: number
-  /** Bytes per part (default 64 MiB; 5 MiB .. 5 GiB). */
+  /** Bytes per part (5 MiB .. 5 GiB; default the server's: 64 MiB, more for artifacts past 625 GiB so they fit 10,000 parts). */
   partSize?: number
   /** Parts in flight at once (default 4). */
   concurrency?: number
@@ -108,13 +108,12 @@ export interface ArtifactUploaded {
 }
 
 type Resolved =
-  & Required<Omit<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put'>>
-  & Pick<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put'>
+  & Required<Omit<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put' | 'partSize'>>
+  & Pick<UploadOptions, 'onProgress' | 'onMultipart' | 'signal' | 'put' | 'partSize'>
 
 function resolve(options: UploadOptions): Resolved {
   return {
     multipartThreshold: 64 * MiB,
-    partSize: 64 * MiB,
     concurrency: 4,
     attempts: 6,
     backoffMs: 500,

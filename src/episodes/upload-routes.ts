@@ -11,7 +11,7 @@ import type { AppEnv, Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { uuidParam } from '../http/fields.ts'
-import { DEFAULT_PART_SIZE, MAX_PARTS, partCount } from '../storage/multipart-rules.ts'
+import { defaultPartSize, MAX_PARTS, partCount } from '../storage/multipart-rules.ts'
 import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, type MultipartStore, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
 import { artifactStates } from './artifacts.ts'
 import { getEpisode } from './rows.ts'
@@ -59,7 +59,7 @@ export function uploadRoutes(deps: Deps) {
     const episode = await uploadableEpisode(deps.db, clientId, c.req.param('id'))
     const body = await readJsonBody(c.req.raw, CreateMultipartBody, deps.bodyLimit)
     const multipart = multipartOf(deps)
-    const partSize = body.part_size ?? DEFAULT_PART_SIZE
+    const partSize = body.part_size ?? defaultPartSize(body.size)
     const count = partCount(body.size, partSize)
     if (count > MAX_PARTS) {
       throw new EpisodicError(

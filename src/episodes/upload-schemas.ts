@@ -48,7 +48,7 @@ export interface CreateMultipartInput {
   kind: ArtifactKind
   /** The artifact's size in bytes, at most 5 TiB. */
   size: number
-  /** Bytes per part (the last may be smaller): 5 MiB .. 5 GiB, default 64 MiB, at most 10,000 parts. */
+  /** Bytes per part (the last may be smaller): 5 MiB .. 5 GiB, at most 10,000 parts; default 64 MiB, or the fewest whole MiB within 10,000 parts past 625 GiB. */
   part_size?: number
 }
 

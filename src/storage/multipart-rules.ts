@@ -20,8 +20,17 @@ export const MAX_PART_SIZE = 5 * GiB
 export const MAX_PARTS = 10_000
 /** Largest object: 5 TiB. */
 export const MAX_OBJECT_SIZE = 5 * 1024 * GiB
-/** Part size the API plans with when the client names none: 64 MiB. */
+/** Part size the API plans with when the client names none: 64 MiB (see {@link defaultPartSize}). */
 export const DEFAULT_PART_SIZE = 64 * MiB
+
+/**
+ * The part size for an object of `size` bytes when the client names none:
+ * 64 MiB, or the fewest whole MiB that keep it within 10,000 parts (past
+ * 625 GiB; 525 MiB for 5 TiB), as the AWS CLI scales its parts.
+ */
+export function defaultPartSize(size: number): number {
+  return Math.max(DEFAULT_PART_SIZE, Math.ceil(size / MAX_PARTS / MiB) * MiB)
+}
 
 /** Number of parts an object of `size` bytes takes at `partSize` (at least one: S3 needs a part). */
 export function partCount(size: number, partSize: number): number {

@@ -220,6 +220,12 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       expect((await api(`${ep(id)}/multipart/nope`)).status).toBe(404)
       const created = await api(`${ep(id)}/multipart`, { body: { kind: 'sensors', size: 10 } })
       expect(created.body).toMatchObject({ part_size: 64 * MiB, part_count: 1 })
+      // Past 625 GiB the default part grows (whole MiB) so the plan stays within 10,000 parts.
+      const largest = await api(`${ep(id)}/multipart`, { body: { kind: 'video', size: 5 * 1024 ** 4 } })
+      expect(largest.status, largest.text).toBe(201)
+      expect(largest.body).toMatchObject({ part_size: 525 * MiB, part_count: 9987 })
+      expect(largest.body.parts).toHaveLength(9987)
+      expect((await api(`${ep(id)}/multipart/${encodeURIComponent(largest.body.upload_id)}`, { method: 'DELETE' })).status).toBe(204)
       expect((await api(`${ep(id)}/multipart/${encodeURIComponent(created.body.upload_id)}`, { key: other })).status).toBe(404)
       await api(`${ep(id)}/finalize`, { body: {} })
       expect((await api(`${ep(id)}/multipart`, { body: { kind: 'video', size: 10 } })).status).toBe(409)
