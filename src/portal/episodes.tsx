@@ -28,6 +28,8 @@ import { Artifacts } from './artifacts.tsx'
 import type { PortalEnv } from './guard.ts'
 
 const FILTERS = ['source', 'status', 'robot', 'policy_version', 'created_after', 'created_before'] as const
+/** Kept on the pager's links along with the filters, so every page has the size asked for. */
+const PAGER_PARAMS = [...FILTERS, 'limit'] as const
 
 /** The `metadata.<key>` filters as the form's text: `task=reach site=lab-2`. */
 function metadataText(filters: Record<string, string>): string {
@@ -45,7 +47,7 @@ export function givenParams(query: Record<string, string>): Record<string, strin
 /** `<root>/portal/episodes?...` keeping the filters, optionally with a cursor. */
 function listHref(root: string, filters: Record<string, string>, cursor?: string): string {
   const params = new URLSearchParams()
-  for (const name of FILTERS) if (filters[name]) params.set(name, filters[name]!)
+  for (const name of PAGER_PARAMS) if (filters[name]) params.set(name, filters[name]!)
   for (const [name, value] of Object.entries(filters)) if (name.startsWith(METADATA_PREFIX)) params.set(name, value)
   if (cursor) params.set('cursor', cursor)
   const query = params.toString()

@@ -36,11 +36,12 @@ function When(props: { iso: string }) {
   return <time datetime={props.iso}>{formatTime(props.iso)}</time>
 }
 
-function RunList(props: { items: RunSummary[]; next: string | null; status?: string; paged: boolean }) {
+function RunList(props: { items: RunSummary[]; next: string | null; query: Record<string, string>; paged: boolean }) {
   const root = useRoot()
+  // Every filter and the page size stay on the pager's links; only the cursor changes.
   const href = (cursor?: string) => {
     const params = new URLSearchParams()
-    if (props.status) params.set('status', props.status)
+    for (const [name, value] of Object.entries(props.query)) if (name !== 'cursor') params.set(name, value)
     if (cursor) params.set('cursor', cursor)
     return `${root}/portal/eval-runs${params.size ? `?${params}` : ''}`
   }
@@ -248,7 +249,7 @@ export function evalRunPages(deps: Deps) {
     const params = givenParams(queryParams(c.req.url))
     const query = parseWith(ListEvalRunsQuery, params)
     const page = await listEvalRuns(deps.db, c.get('clientId'), query)
-    return sendPage(c, 200, <RunList items={page.items} next={page.next_cursor} status={query.status} paged={!!query.cursor} />)
+    return sendPage(c, 200, <RunList items={page.items} next={page.next_cursor} query={params} paged={!!query.cursor} />)
   })
   app.get('/:id', async (c) => {
     const run = await getEvalRun(deps.db, c.get('clientId'), uuidParam(c.req.param('id'), 'eval run not found'))

@@ -213,7 +213,7 @@ describe('pages', () => {
     expect(sims).toContain(`/portal/episodes/${ids[1]}`)
     expect(sims).not.toContain(`/portal/episodes/${ids[0]}`)
     const first = await (await page('/portal/episodes?limit=2', cookie)).text()
-    const next = /href="(\/portal\/episodes\?cursor=[^"]+)"/.exec(first)?.[1]
+    const next = /href="(\/portal\/episodes\?limit=2&amp;cursor=[^"]+)"/.exec(first)?.[1]
     expect(next).toBeDefined()
     expect(await (await page(next!.replace(/&amp;/g, '&'), cookie)).text()).toContain(`/portal/episodes/${ids[0]}`)
     const bad = await page('/portal/episodes?source=dream', cookie)
