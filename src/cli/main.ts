@@ -17,7 +17,12 @@ type Verb = (argv: string[]) => Promise<number>
 
 const VERBS: Record<string, Verb> = {
   serve: async (argv) => {
-    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } }, 'serve')
+    const { values, positionals } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } }, 'serve')
+    if (positionals.length > 0) throw usageError(`serve: unexpected argument "${positionals[0]}" (serve takes only --port and --host)`, 'serve')
+    const port = values.port as string | undefined
+    if (port !== undefined && !(/^\d+$/.test(port) && Number(port) <= 65535)) {
+      throw usageError(`--port must be a port number from 0 to 65535 (got "${port}")`, 'serve')
+    }
     const { serveCommand } = await import('./serve.ts')
     return serveCommand(config(), { port: values.port as string | undefined, host: values.host as string | undefined })
   },

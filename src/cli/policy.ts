@@ -50,7 +50,7 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
   }
   const server = /^wss?:\/\//.test(spec)
   const given = Object.entries(serverOnly).filter(([, value]) => value !== undefined).map(([flag]) => flag)
-  if (given.length && !server) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`)
+  if (given.length && !server) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`, 'replay')
   if (server) {
     // Loaded for a policy server only: `ws` alone costs every other replay ~0.05 s at start.
     const [{ default: WebSocket }, { websocketPolicy }] = await Promise.all([import('ws'), import('../replay/websocket/policy.ts')])
@@ -67,18 +67,18 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
         WebSocket: WebSocket as unknown as WebSocketConstructor,
       })
     } catch (error) {
-      throw usageError((error as Error).message)
+      throw usageError((error as Error).message, 'replay')
     }
   }
   const python = spec.startsWith('py:') ? spec.slice(3) : /^[^:]+\.py:[^:]+$/.test(spec) ? spec : null
   if (python !== null) {
-    if (!/^[^:]+:[^:]+$/.test(python)) throw usageError(`--policy py:MODULE:ATTR needs both parts (got "${spec}")`)
+    if (!/^[^:]+:[^:]+$/.test(python)) throw usageError(`--policy py:MODULE:ATTR needs both parts (got "${spec}")`, 'replay')
     if (python.split(':')[0]!.endsWith('.py') && !existsSync(resolve(cwd, python.split(':')[0]!))) {
       throw configError(`policy module not found: ${resolve(cwd, python.split(':')[0]!)}`)
     }
     return pythonPolicy({ module: python, python: options.python, cwd })
   }
-  if (options.python) throw usageError('--python applies to a Python policy (--policy py:package.module:attr or file.py:attr)')
+  if (options.python) throw usageError('--python applies to a Python policy (--policy py:package.module:attr or file.py:attr)', 'replay')
   return await loadJavaScriptPolicy(spec, cwd)
 }
 

@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util'
 import { inflateRawSync } from 'node:zlib'
 import { EpisodicClient } from '../client/client.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
+import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError, ValidationError } from '../client/errors.ts'
+import { isUuid } from '../http/fields.ts'
 import type { RollupSummary } from '../eval/rollup.ts'
 import { createZlibInflate } from '../replay/npz/index.ts'
 import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, runAgainst } from '../replay/run.ts'
@@ -63,7 +64,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     return EXIT.ok
   }
   for (const flag of ['policy', 'candidate-version', 'baseline-episodes'] as const) {
-    if (!values[flag]) throw usageError(`replay run: --${flag} is required`, 'replay')
+    if (!values[flag]?.trim()) throw usageError(`replay run: --${flag} is required`, 'replay')
   }
   const ids = baselineIds(values['baseline-episodes']!)
   const thresholds = verdictThresholds(values['min-episodes'], values['max-ood-share'])
@@ -79,6 +80,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     promptField: values['prompt-field'],
     policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
   })
+  checkBaselineIds(ids)
   const dryRun = Boolean(values['dry-run'])
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the
   // human progress lines go to stderr.
@@ -96,6 +98,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
       client,
       dryRun,
       ...thresholds,
+    }).catch((error: unknown) => {
+      // Nothing but the flags goes into the create body: a value the service refuses is the caller's (exit 2).
+      if (error instanceof ValidationError) throw usageError(`replay run: ${error.message.replace(/^POST \S+: /, '')}`, 'replay')
+      throw error
     })
     say(headerLine(run))
     say(runLine(run))
@@ -148,7 +154,7 @@ function jsonReport(run: EvalRunHandle, results: EpisodeResult[], summary: Rollu
 function wholeNumber(value: string | undefined, flag: string, fallback: number, min: number): number {
   if (value === undefined) return fallback
   const n = Number(value)
-  if (!/^\d+$/.test(value.trim()) || n < min) throw usageError(`${flag} must be a whole number >= ${min} (got "${value}")`)
+  if (!/^\d+$/.test(value.trim()) || n < min) throw usageError(`${flag} must be a whole number >= ${min} (got "${value}")`, 'replay')
   return n
 }
 
@@ -168,6 +174,16 @@ function baselineIds(value: string): string[] {
   const ids = list.map((s) => s.trim()).filter(Boolean)
   if (ids.length === 0) throw usageError('--baseline-episodes: no episode ids given', 'replay')
   return ids
+}
+
+/** A malformed or repeated id is the caller's typo (exit 2, before any request), not an id the key cannot see (exit 4). */
+function checkBaselineIds(ids: string[]): void {
+  const seen = new Set<string>()
+  for (const id of ids) {
+    if (!isUuid(id)) throw usageError(`--baseline-episodes: "${id}" is not an episode id (a UUID)`, 'replay')
+    if (seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
+    seen.add(id.toLowerCase())
+  }
 }
 
 function asCliError(error: unknown): unknown {

@@ -16,13 +16,23 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EpisodicClient } from '../client/client.ts'
+import { NO_API_KEY } from '../client/config.ts'
+import { runtimeEnvironment } from '../client/environment.ts'
 import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
 import { nodeUploadTransport } from '../../adapters/node/upload-transport.ts'
 import { recordEpisode } from '../client/uploads.ts'
+import { OpenEpisodeBody } from '../episodes/ingest-schemas.ts'
+import { EpisodicError } from '../errors.ts'
+import { parseBodyValue } from '../http/body.ts'
+import { parseJson } from '../http/json.ts'
 import type { ArtifactKind } from '../storage/types.ts'
-import { CliError, configError, EXIT, usageError } from './exit.ts'
+import { CliError, configError, EXIT, usageError as anyUsageError } from './exit.ts'
 import { HELP } from './help.ts'
+import { cliIO, err, out } from './io.ts'
 import { createProgress } from './progress.ts'
+
+/** A usage error of this verb: one line, then `see episodic upload --help` (never the whole help). */
+const usageError = (message: string) => anyUsageError(message, 'upload')
 
 const OPTIONS = {
   video: { type: 'string' },
@@ -52,12 +62,13 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   try {
     ;({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }))
   } catch (error) {
-    throw usageError(`${(error as Error).message}\n\n${HELP.upload}`)
+    throw usageError((error as Error).message)
   }
   if (values.help) {
-    console.log(HELP.upload)
+    out(HELP.upload)
     return EXIT.ok
   }
+  const io = cliIO()
   // Files are read by the Node transport itself (1 MiB file reads into node:http), not as Web streams.
   const transport = nodeUploadTransport()
   const artifacts: Partial<Record<ArtifactKind, Blob>> = {}
@@ -65,9 +76,9 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     const path = values[kind]
     if (path === undefined) continue
     try {
-      artifacts[kind] = await transport.open(resolve(path))
+      artifacts[kind] = await transport.open(resolve(io.cwd, path))
     } catch {
-      throw configError(`--${kind}: cannot read ${resolve(path)}`)
+      throw configError(`--${kind}: cannot read ${resolve(io.cwd, path)}`)
     }
   }
   const episode = {
@@ -79,20 +90,23 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     seed: values.seed === undefined ? undefined : seed(values.seed),
     fps: values.fps === undefined ? undefined : positive('--fps', values.fps),
     source: values.source === undefined ? undefined : source(values.source),
-    metadata: values.metadata === undefined ? undefined : await metadata(values.metadata),
+    metadata: values.metadata === undefined ? undefined : await metadata(values.metadata, io.cwd),
   }
+  checkEpisode(clean(episode))
   const key = values['idempotency-key']
 
   let client: EpisodicClient
   try {
-    client = await EpisodicClient.connect({ profile: values.profile })
+    client = await EpisodicClient.connect({ profile: values.profile, environment: { ...runtimeEnvironment(), env: io.env } })
   } catch (error) {
     throw asCliError(error)
   }
-  const state = key === undefined ? undefined : statePath(client.baseUrl, key)
+  const state = key === undefined ? undefined : statePath(client.baseUrl, key, io.env)
   const saved = state ? await readState(state) : {}
   const total = Object.values(artifacts).reduce((sum, blob) => sum + blob.size, 0)
-  const progress = createProgress({ total, write: (text) => process.stderr.write(text), tty: Boolean(process.stderr.isTTY), columns: process.stderr.columns })
+  // A terminal only when this command writes to the process's own stderr (not when run in-process with its own IO).
+  const tty = io.env === process.env && Boolean(process.stderr.isTTY)
+  const progress = createProgress({ total, write: (text) => io.stderr(text), tty, columns: tty ? process.stderr.columns : undefined })
   const sent = new Map<ArtifactKind, number>()
   const started = new Map<ArtifactKind, string>()
   const stop = new AbortController()
@@ -123,8 +137,8 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     episodeId = recorded.episode_id
     progress.done()
     if (state) await rm(state, { force: true })
-    console.log(recorded.episode_id)
-    console.error(
+    out(recorded.episode_id)
+    err(
       `${
         recorded.reopened ? 'resumed' : 'recorded'
       } episode ${recorded.episode_id} (${recorded.finalized.status}); portal: ${client.baseUrl}/portal/episodes/${recorded.episode_id}`,
@@ -134,7 +148,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     if (stop.signal.aborted) {
       progress.done()
       if (key === undefined) await abortStarted(client, started, episodeId)
-      console.error(
+      err(
         key === undefined
           ? 'episodic: interrupted; the unfinished uploads were aborted'
           : `episodic: interrupted; run the same command again (same --idempotency-key) to resume`,
@@ -180,19 +194,36 @@ function source(text: string): 'real' | 'sim' | 'replay' {
   return text
 }
 
-/** `--metadata '{"k":1}'` or `--metadata @file.json`. */
-async function metadata(text: string): Promise<Record<string, unknown>> {
+/**
+ * The episode fields as the service validates them, checked before anything
+ * is opened: a value it would refuse (a name over 200 characters, `\u0000` in
+ * metadata) is the caller's flag, exit 2 naming it, not a failure after the fact.
+ */
+function checkEpisode(body: Record<string, unknown>): void {
+  try {
+    parseBodyValue(OpenEpisodeBody, body)
+  } catch (error) {
+    if (!(error instanceof EpisodicError)) throw error
+    const field = /^([a-z_]+)[.:]/.exec(error.message)?.[1]
+    throw usageError(
+      field ? `--${field.replace(/_/g, '-')}: ${error.message.startsWith(`${field}:`) ? error.message.slice(field.length + 2) : error.message}` : error.message,
+    )
+  }
+}
+
+/** `--metadata '{"k":1}'` or `--metadata @file.json`; integers past 2^53 keep every digit (as bigint). */
+async function metadata(text: string, cwd: string): Promise<Record<string, unknown>> {
   let json = text
   if (text.startsWith('@')) {
     try {
-      json = await readFile(resolve(text.slice(1)), 'utf8')
+      json = await readFile(resolve(cwd, text.slice(1)), 'utf8')
     } catch {
-      throw configError(`--metadata: cannot read ${resolve(text.slice(1))}`)
+      throw configError(`--metadata: cannot read ${resolve(cwd, text.slice(1))}`)
     }
   }
   let value: unknown
   try {
-    value = JSON.parse(json)
+    value = parseJson(json, 'unsafe')
   } catch {
     throw usageError('--metadata: not valid JSON')
   }
@@ -205,8 +236,8 @@ interface SavedState {
 }
 
 /** Where a key's multipart upload ids are kept between runs. */
-function statePath(baseUrl: string, key: string): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache')
+function statePath(baseUrl: string, key: string, env: Record<string, string | undefined>): string {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache')
   return join(base, 'episodic', 'uploads', `${createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex').slice(0, 32)}.json`)
 }
 
@@ -225,6 +256,10 @@ async function writeState(path: string, state: SavedState): Promise<void> {
 
 function asCliError(error: unknown): unknown {
   if (!(error instanceof EpisodicClientError)) return error
+  // The library names its options (apiKey); the command line has variables and flags.
+  if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
+    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
+  }
   if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
   if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
   if (error instanceof NotFoundError) return new CliError(`not found: ${error.message}`, EXIT.failure)

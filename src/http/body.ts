@@ -99,6 +99,15 @@ export async function readJsonBody<S extends v.GenericSchema>(
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new EpisodicError('invalid', 'body must be a JSON object')
   }
+  return parseBodyValue(schema, value)
+}
+
+/**
+ * Validates a parsed body as the API does (strings anywhere, nesting depth,
+ * then `schema`), so a client such as the CLI can refuse a value before
+ * sending it, with the same message the service would answer.
+ */
+export function parseBodyValue<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
   checkJsonValue(value, '', 0)
   return parseWith(schema, value)
 }
