@@ -18,7 +18,7 @@ import { captureActions } from './capture-actions.ts'
 import { type Episode, EpisodicClient, type FinalizedEvalRun } from '../client/client.ts'
 import type { ClientOptions } from '../client/config.ts'
 import { type ClientEnvironment, runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, ServerError, TransportError } from '../client/errors.ts'
+import { AuthError, ConfigurationError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from '../eval/rollup.ts'
 import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
@@ -242,6 +242,11 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       // The network and the service itself (key refused, 5xx) stop the run;
       // anything else (the policy, a bad archive, a vanished baseline) fails this episode.
       if (error instanceof TransportError || isServiceFailure(error)) return { fatal: error }
+      // A dry run has no eval run, so the service never checked the baselines: an unknown or
+      // foreign one is refused as createRun refuses it for a real run, not made a failed row.
+      if (error instanceof BaselineNotFound) {
+        return run.dryRun ? { fatal: error.cause } : { baseline, error: (error.cause as Error).stack ?? String(error.cause) }
+      }
       return { baseline, error: error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error) }
     } finally {
       // The episode is over: its observations (views of these buffers) are no longer valid.
@@ -309,10 +314,19 @@ interface FetchedBaseline {
 }
 
 async function fetchBaseline(client: EpisodicClient, id: string, pool: BufferPool): Promise<FetchedBaseline> {
-  const baseline = await client.getEpisode(id)
+  const baseline = await client.getEpisode(id).catch((error: unknown) => {
+    throw error instanceof NotFoundError ? new BaselineNotFound(error) : error
+  })
   const allocate = (length: number) => pool.take(length)
   const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions', { allocate }), client.downloadArtifact(id, 'sensors', { allocate })])
   return { baseline, actions, sensors, bytes: actions.byteLength + sensors.byteLength }
+}
+
+/** The baseline episode itself (not one of its artifacts) is unknown or not the caller's. */
+class BaselineNotFound extends Error {
+  constructor(override readonly cause: NotFoundError) {
+    super(cause.message)
+  }
 }
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
