@@ -66,7 +66,14 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
     try {
       lock = lockDataFolder(config.dataDir)
     } catch (error) {
-      if (error instanceof DataFolderInUse) throw configError(`${error.message}, which does not answer on its control socket yet; try again in a moment`)
+      // Only `episodic serve` opens a control socket; a server started from the library
+      // (Deno, Bun, a Node program of your own) holds the folder without one.
+      if (error instanceof DataFolderInUse) {
+        throw configError(
+          `${error.message}, which has no control socket: if it is \`episodic serve\` starting, try again in a moment; ` +
+            'a server started from the library (Deno, Bun, your own Node program) must be stopped first, or use DATABASE_URL',
+        )
+      }
       throw error
     }
   }

@@ -62,6 +62,22 @@ describe('usage errors', () => {
   }, 60_000)
 })
 
+describe('admin verbs on a data folder a server without a control socket holds', () => {
+  it('exit 3, saying such a server must be stopped first (not to try again in a moment)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'episodic-held-'))
+    try {
+      // What a Deno, Bun or library Node server leaves: a live pid in the lock, no control.json.
+      writeFileSync(join(dir, 'episodic.lock'), String(process.pid))
+      const result = await runCli(['keys', 'list', '--client', 'default'], { EPISODIC_DATA_DIR: dir })
+      expect(result.code).toBe(3)
+      expect(result.stderr).toContain(`data folder ${dir} is in use by process ${process.pid}, which has no control socket`)
+      expect(result.stderr).toContain('must be stopped first, or use DATABASE_URL')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe.each(DATABASES)('admin verbs that name what is not configured, on %s', (kind) => {
   let env: Record<string, string>
   let cleanup: () => Promise<void>
