@@ -80,8 +80,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
     promptField: values['prompt-field'],
     policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
   })
-  checkBaselineIds(ids)
   const dryRun = Boolean(values['dry-run'])
+  checkBaselineIds(ids, dryRun)
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the
   // human progress lines go to stderr.
   const json = Boolean(values.json)
@@ -176,12 +176,16 @@ function baselineIds(value: string): string[] {
   return ids
 }
 
-/** A malformed or repeated id is the caller's typo (exit 2, before any request), not an id the key cannot see (exit 4). */
-function checkBaselineIds(ids: string[]): void {
+/**
+ * A malformed id is the caller's typo (exit 2, before any request), not an id
+ * the key cannot see (exit 4); so is a repeated one in a run the service
+ * records (it refuses them). A dry run may replay a baseline more than once.
+ */
+function checkBaselineIds(ids: string[], dryRun: boolean): void {
   const seen = new Set<string>()
   for (const id of ids) {
     if (!isUuid(id)) throw usageError(`--baseline-episodes: "${id}" is not an episode id (a UUID)`, 'replay')
-    if (seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
+    if (!dryRun && seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
     seen.add(id.toLowerCase())
   }
 }
