@@ -71,6 +71,7 @@ describe('episodic upload', () => {
   it('answers a bad flag with one line and exit 2, not the whole help', async () => {
     expectUsage(await cli(['upload', '--bogus']), 'upload', /^episodic: Unknown option '--bogus'/)
     expectUsage(await cli(['upload', '--actions', 'actions.npz', '--fps', '0']), 'upload', 'episodic: --fps: must be a positive number')
+    expectUsage(await cli(['upload', '--actions', 'actions.npz', '--duration=-1']), 'upload', 'episodic: --duration: must be a number of seconds, at least 0')
     expectUsage(await cli(['upload', '--actions', 'actions.npz', '--seed', '1.5']), 'upload', /^episodic: --seed: must be an integer/)
   })
 

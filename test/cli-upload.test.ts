@@ -96,6 +96,8 @@ describe('episodic upload', () => {
       '42',
       '--fps',
       '30',
+      '--duration',
+      '16.5',
       '--metadata',
       '@meta.json',
       '--idempotency-key',
@@ -109,7 +111,7 @@ describe('episodic upload', () => {
     expect(first.stderr).toContain(`${proxyUrl}/portal/episodes/${id}`)
     expect(first.stderr).toMatch(/100% 1.0 kB \/ 1.0 kB {2}\d+(\.\d)? [kMG]?B\/s/)
     const episode = await client().getEpisode(id)
-    expect(episode).toMatchObject({ status: 'ready', robot: 'arm-3', seed: 42, fps: 30, bytes_total: 1000, metadata: { operator: 'ada' } })
+    expect(episode).toMatchObject({ status: 'ready', robot: 'arm-3', seed: 42, fps: 30, duration_s: 16.5, bytes_total: 1000, metadata: { operator: 'ada' } })
     const again = await cli(args)
     expect(again.code).toBe(0)
     expect(again.stdout.trim()).toBe(id)

@@ -95,6 +95,7 @@ Files:
 Episode fields:
   --name STR  --robot STR  --policy-version V  --env-version V  --git-sha SHA
   --seed N  --fps N  --source real|sim|replay
+  --duration SECONDS         the run's wall-clock length (set at finalize)
   --metadata JSON|@FILE      a JSON object, inline or from a file
 
 Options:

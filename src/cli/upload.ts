@@ -45,6 +45,7 @@ const OPTIONS = {
   'git-sha': { type: 'string' },
   seed: { type: 'string' },
   fps: { type: 'string' },
+  duration: { type: 'string' },
   source: { type: 'string' },
   metadata: { type: 'string' },
   'idempotency-key': { type: 'string' },
@@ -93,6 +94,8 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     metadata: values.metadata === undefined ? undefined : await metadata(values.metadata, io.cwd),
   }
   checkEpisode(clean(episode))
+  // The run's wall-clock length, set at finalize (the files alone do not say it).
+  const duration = values.duration === undefined ? undefined : atLeastZero('--duration', values.duration)
   const key = values['idempotency-key']
 
   let client: EpisodicClient
@@ -119,7 +122,14 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   try {
     const recorded = await recordEpisode(
       client,
-      { episode: clean(episode), artifacts, idempotencyKey: key, verify: Boolean(values.verify), uploads: saved.uploads },
+      {
+        episode: clean(episode),
+        artifacts,
+        idempotencyKey: key,
+        verify: Boolean(values.verify),
+        uploads: saved.uploads,
+        ...(duration === undefined ? {} : { finalize: { duration_s: duration } }),
+      },
       {
         signal: stop.signal,
         put: transport.put,
@@ -186,6 +196,12 @@ function seed(text: string): number | bigint {
 function positive(flag: string, text: string): number {
   const value = Number(text)
   if (!Number.isFinite(value) || value <= 0) throw usageError(`${flag}: must be a positive number`)
+  return value
+}
+
+function atLeastZero(flag: string, text: string): number {
+  const value = Number(text)
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0) throw usageError(`${flag}: must be a number of seconds, at least 0`)
   return value
 }
 
