@@ -22,4 +22,16 @@ describe('replayEpisode', () => {
     expect(steps.map((c) => c.step)).toEqual([0, 1, 2])
     for (const context of steps) expect(context).toMatchObject({ steps: 3, episodeIndex: 4, baselineEpisodeId: 'b-4', metadata })
   })
+
+  it('passes a sensors key "__proto__" to the policy as an ordinary own key', async () => {
+    const position = { dtype: 'float64' as const, shape: [2, 1], data: Float64Array.of(1, 2) }
+    const sensors = writeNpz(JSON.parse('{"__proto__": {"dtype": "float64", "shape": [2], "data": [7, 8]}}'))
+    const actions = writeNpz({ '/a': position })
+    const seen: unknown[] = []
+    await replayEpisode((observation) => {
+      seen.push(Object.hasOwn(observation, '__proto__') && Object.getPrototypeOf(observation) === Object.prototype)
+      return { '/a': [1] }
+    }, { actions, sensors, metadata: {} })
+    expect(seen).toEqual([true, true])
+  })
 })

@@ -48,6 +48,8 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   const recorder = new CandidateRecorder(actions)
   const steps = recorder.steps
   const keys = Object.keys(sensors)
+  // Assigning to "__proto__" would set the observation's prototype instead of adding the key.
+  const protoKey = keys.indexOf('__proto__')
   for (const key of keys) {
     const shape = sensors[key]!.shape
     if (shape.length > 0 && shape[0]! < steps) {
@@ -84,7 +86,9 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
     const observation: Observation = {}
     for (let k = 0; k < keys.length; k++) {
       const array = sensors[keys[k]!]!
-      observation[keys[k]!] = array.shape.length === 0 ? array : stepView(array, step)
+      const value = array.shape.length === 0 ? array : stepView(array, step)
+      if (k === protoKey) Object.defineProperty(observation, '__proto__', { value, enumerable: true, writable: true, configurable: true })
+      else observation[keys[k]!] = value
     }
     const context: StepContext = { step, steps, episodeIndex, baselineEpisodeId, metadata }
     const action = act(observation, context)

@@ -225,4 +225,21 @@ describe('action metrics', () => {
       { numRuns: 1000 },
     )
   })
+
+  it('treats a baseline key named like an Object.prototype member as omitted when the policy leaves it out', () => {
+    // A plain action object inherits `constructor`, `toString`, `__proto__`...: only own keys are returned values.
+    const baseline: Record<string, NdArray> = { '/a': nd([2], [0, 1]) }
+    for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      Object.defineProperty(baseline, key, { value: nd([2], [5, 6]), enumerable: true })
+    }
+    const rec = new CandidateRecorder(baseline)
+    rec.record(0, { '/a': 0.5 })
+    rec.record(1, { '/a': 1 })
+    expect(rec.metrics()).toEqual(actionMetrics(baseline, { '/a': nd([2], [0.5, 1]) }))
+    expect(rec.metrics().action_l2_by_key).toEqual({ '/a': 0.25 })
+    // ...and as shared when the policy does return it as its own key.
+    const own = new CandidateRecorder({ constructor: nd([1], [1]) })
+    own.record(0, JSON.parse('{"constructor": 4}'))
+    expect(own.metrics().action_l2_mean).toBe(3)
+  })
 })

@@ -50,6 +50,8 @@ interface Slot {
   candidate: Float64Array
   seen: Uint8Array
   count: number
+  /** The key names an `Object.prototype` member (`constructor`, `__proto__`...): a plain action inherits it, so only an own value counts. */
+  inherited: boolean
 }
 
 /**
@@ -76,7 +78,16 @@ export class CandidateRecorder {
       .map(([key, a]) => {
         const width = sizeOf(a.shape.slice(1))
         const candidate = new Float64Array(a.data.length)
-        return { key, stepShape: a.shape.slice(1), width, baseline: toFloat64(a.data), candidate, seen: new Uint8Array(this.steps), count: 0 }
+        return {
+          key,
+          stepShape: a.shape.slice(1),
+          width,
+          baseline: toFloat64(a.data),
+          candidate,
+          seen: new Uint8Array(this.steps),
+          count: 0,
+          inherited: key in Object.prototype,
+        }
       })
   }
 
@@ -87,7 +98,7 @@ export class CandidateRecorder {
     for (let s = 0; s < slots.length; s++) {
       const slot = slots[s]
       const value = action[slot.key]
-      if (value === undefined) continue
+      if (value === undefined || (slot.inherited && !Object.hasOwn(action, slot.key))) continue
       writeStep(slot, step, value)
       if (slot.seen[step] === 0) {
         slot.seen[step] = 1
