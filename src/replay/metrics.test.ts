@@ -157,6 +157,11 @@ describe('action metrics', () => {
     rec.record(0, { i: new BigInt64Array([1n]), f: 0.5 })
     rec.record(1, { i: [9], f: 1.5 })
     expect(rec.metrics()).toMatchObject({ steps: 2, action_l2_mean: 2, ood_action_share_candidate: 0.5, nonfinite_steps: 0 })
+    // A plain array of bigints (a copy of an int64 observation) counts as a BigInt64Array does.
+    const plain = new CandidateRecorder(baseline)
+    plain.record(0, { i: [1n] as unknown as number[], f: 0.5 })
+    plain.record(1, { i: [9n] as unknown as number[], f: 1.5 })
+    expect(plain.metrics()).toEqual(rec.metrics())
   })
 
   it('leaves non-finite components out and counts their steps, instead of nulling the episode', () => {

@@ -360,7 +360,12 @@ function writeStep(slot: Slot, step: number, value: unknown): void {
     for (let j = 0; j < w; j++) buf[off + j] = Number(data[j])
   } else {
     const nums = data as ArrayLike<number>
-    for (let j = 0; j < w; j++) buf[off + j] = nums[j]
+    try {
+      for (let j = 0; j < w; j++) buf[off + j] = nums[j]
+    } catch {
+      // A plain array holding bigints (a copy of an int64 observation): taken as a BigInt64Array is.
+      for (let j = 0; j < w; j++) buf[off + j] = Number(nums[j])
+    }
   }
 }
 
