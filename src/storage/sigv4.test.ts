@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Sha256 } from '@aws-crypto/sha256-js'
 import { SignatureV4 } from '@smithy/signature-v4'
+import { AwsV4Signer } from 'aws4fetch'
 import { NodeSha256 } from '../../adapters/node/sha256.ts'
 import type { Sha256Ctor } from '../crypto.ts'
 import { type BareRequest, bareSmithy, urlOfSigned } from '../../test/helpers/smithy.ts'
@@ -127,5 +128,42 @@ describe('presigner against smithy', () => {
       },
     )
     expect(parseQuery(url.slice(url.indexOf('?') + 1))['X-Amz-Signature']).toBe(signed.query!['X-Amz-Signature'])
+  })
+
+  it('signs as aws4fetch does, an explicit default port left out of the signed host as fetch leaves it out of Host', async () => {
+    const hosts = ['https://acct.r2.cloudflarestorage.com/bucket', 'http://127.0.0.1:8787/storage', 'https://H.example:443/b', 'http://h.example:80/b']
+    const keys = ['c1/e1/video.mp4', "c/ep 1/it's (1)*.npz", 'c/é/ü~x.npz', 'c/a+b=c&d/e.npz']
+    let i = 0
+    for (const host of hosts) {
+      for (const key of keys) {
+        for (const contentType of [undefined, 'video/mp4', 'text/plain; charset=utf-8']) {
+          const at = new Date(Date.UTC(2026, 10, 20, 23, 59, 58) + i++ * 1000)
+          const url = `${host}/${encodeKeyPath(key)}`
+          const method = contentType === undefined ? 'GET' : 'PUT'
+          const ours = await createPresigner({ ...credentials, region: 'us-east-1' }).presign({ method, url, contentType, now: at, expiresInSeconds: 1800 })
+          const theirs = await new AwsV4Signer({
+            ...credentials,
+            region: 'us-east-1',
+            service: 's3',
+            method,
+            url: `${url}?X-Amz-Expires=1800`,
+            headers: contentType === undefined ? {} : { 'content-type': contentType },
+            signQuery: true,
+            allHeaders: true,
+            datetime: at.toISOString().replace(/[:-]|\.\d{3}/g, ''),
+          }).sign()
+          expect(parseQuery(ours.slice(ours.indexOf('?') + 1))['X-Amz-Signature'], `${method} ${url}`).toBe(theirs.url.searchParams.get('X-Amz-Signature'))
+          // What fetch sends (Host without the default port) verifies.
+          expect(
+            await verifyPresigned(
+              new Request(ours, { method, headers: contentType ? { 'content-type': contentType } : {} }),
+              createPresigner({ ...credentials, region: 'us-east-1' }),
+              at,
+            ),
+          )
+            .toMatchObject({ ok: true })
+        }
+      }
+    }
   })
 })

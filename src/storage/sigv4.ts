@@ -205,11 +205,18 @@ interface SplitUrl {
   query: Record<string, string | string[]>
 }
 
+/** The default port of a scheme, as a suffix of the authority. */
+const DEFAULT_PORT: Record<string, RegExp> = { 'http:': /:80$/, 'https:': /:443$/ }
+
 /** Splits an absolute URL without normalising its path; decodes the query (no `+` as space, as in SigV4). */
 function splitUrl(url: string): SplitUrl {
   const match = /^([a-z][a-z0-9+.-]*:)\/\/([^/?#]+)([^?#]*)(?:\?([^#]*))?/i.exec(url)
   if (!match) throw new EpisodicError('internal', 'presign: url must be absolute')
-  const [, protocol, authority, path, search] = match as unknown as [string, string, string, string, string | undefined]
+  const [, protocol, given, path, search] = match as unknown as [string, string, string, string, string | undefined]
+  // A default port is not part of the Host header that fetch, browsers and
+  // curl send (nor of what aws4fetch and the AWS SDKs sign), so it must not
+  // be signed: `https://host:443` would otherwise never verify.
+  const authority = given.replace(DEFAULT_PORT[protocol.toLowerCase()] ?? /$^/, '')
   return { protocol, authority, host: authority.toLowerCase(), path: path || '/', query: parseQuery(search ?? '') }
 }
 
