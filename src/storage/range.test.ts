@@ -16,6 +16,11 @@ describe('byte ranges of the built-in store', () => {
     expect(parseRange('bytes=-0', 10)).toBe('unsatisfiable')
     expect(parseRange('bytes=0-1,4-5', 10)).toBeNull() // several ranges: the whole object
     expect(parseRange('items=0-1', 10)).toBeNull()
+    // an empty object has no satisfiable range, suffix ranges included (S3 and RGW: 416)
+    expect(parseRange('bytes=-5', 0)).toBe('unsatisfiable')
+    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable')
+    expect(parseRange('bytes=0-0', 0)).toBe('unsatisfiable')
+    expect(parseRange(null, 0)).toBeNull()
   })
 
   it('slices a chunked stream', async () => {

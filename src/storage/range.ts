@@ -10,6 +10,9 @@
 export function parseRange(header: string | null, size: number): { start: number; end: number } | null | 'unsatisfiable' {
   const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null
   if (!m || (m[1] === '' && m[2] === '')) return null
+  // No byte range of an empty object can be written in a Content-Range
+  // (`bytes 0--1/0`); S3 and Ceph RGW answer 416 to any of them.
+  if (size === 0) return 'unsatisfiable'
   if (m[1] === '') {
     const suffix = Number(m[2])
     if (suffix === 0) return 'unsatisfiable'
