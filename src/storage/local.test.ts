@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createLocalStorage, LOCAL_ACCESS_KEY_ID } from './local.ts'
 import { createMemoryFiles } from './memory-files.ts'
+import { createPresigner } from './sigv4.ts'
 
 const origin = 'http://127.0.0.1:8787'
 const now = new Date('2030-01-01T00:00:00Z')
@@ -151,8 +152,37 @@ describe('built-in local object store', () => {
   it('answers 405 to other methods', async () => {
     const { storage, putUrl } = setup()
     const response = await storage.handle(new Request((await putUrl()).url, { method: 'DELETE' }), minutes(1))
-    expect(response.headers.get('allow')).toBe('GET, PUT')
+    expect(response.headers.get('allow')).toBe('GET, HEAD, PUT')
     expect(await s3Error(response)).toMatchObject({ status: 405, code: 'MethodNotAllowed' })
+  })
+
+  it('answers HEAD as S3 does: a GET URL is refused (method signed), a URL signed for HEAD gets the headers without a body', async () => {
+    const { storage, putUrl, getUrl, put } = setup()
+    expect((await put((await putUrl()).url, 'frames')).status).toBe(200)
+    const getOnly = await storage.handle(new Request((await getUrl()).url, { method: 'HEAD' }), minutes(1))
+    expect(getOnly.status).toBe(403)
+    // The store mints no HEAD URLs; sign one with the store's credentials, as an S3 client would.
+    const presigner = createPresigner({ accessKeyId: LOCAL_ACCESS_KEY_ID, secretAccessKey: 'test-secret', region: 'auto' })
+    const headUrl = (k = key) => presigner.presign({ method: 'HEAD', url: `${origin}/storage/${k}`, now, expiresInSeconds: 900 })
+    const head = await storage.handle(new Request(await headUrl(), { method: 'HEAD' }), minutes(1))
+    expect(head.status).toBe(200)
+    expect(Object.fromEntries(head.headers)).toMatchObject({ 'content-length': '6', 'content-type': 'video/mp4', 'accept-ranges': 'bytes' })
+    expect(head.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/)
+    expect(head.body).toBeNull()
+    const ranged = await storage.handle(new Request(await headUrl(), { method: 'HEAD', headers: { range: 'bytes=-2' } }), minutes(1))
+    expect([ranged.status, ranged.headers.get('content-range'), ranged.headers.get('content-length'), ranged.body]).toEqual([206, 'bytes 4-5/6', '2', null])
+    const missing = await storage.handle(new Request(await headUrl('c1/e9/actions.npz'), { method: 'HEAD' }), minutes(1))
+    expect([missing.status, missing.body]).toEqual([404, null])
+  })
+
+  it('answers 400 InvalidArgument to a presigned request that also carries an Authorization header, as S3 does', async () => {
+    const { storage, putUrl, getUrl } = setup()
+    const { url } = await putUrl()
+    const headers = { 'content-type': 'video/mp4', 'content-length': '6', authorization: 'Bearer epk_x' }
+    const response = await storage.handle(new Request(url, { method: 'PUT', body: 'frames', headers }), minutes(1))
+    expect(await s3Error(response)).toMatchObject({ status: 400, code: 'InvalidArgument', message: expect.stringMatching(/^Only one auth mechanism allowed/) })
+    const read = await storage.handle(new Request((await getUrl()).url, { headers: { authorization: 'Bearer epk_x' } }), minutes(1))
+    expect(await s3Error(read)).toMatchObject({ status: 400, code: 'InvalidArgument' })
   })
 
   it('stores nothing when the upload body fails midway', async () => {

@@ -22,7 +22,8 @@ const badParams = (message: string) => fail(400, 'AuthorizationQueryParametersEr
 
 /**
  * Verifies a request against a URL minted by `presigner`, as S3 would.
- * Missing auth parameters and expiry give 403 `AccessDenied`, a wrong key
+ * Missing auth parameters and expiry give 403 `AccessDenied`, an
+ * `Authorization` header beside them 400 `InvalidArgument`, a wrong key
  * 403 `InvalidAccessKeyId`, a malformed or out-of-scope parameter 400
  * `AuthorizationQueryParametersError`, any other mismatch 403
  * `SignatureDoesNotMatch`. The payload must have been signed as
@@ -41,6 +42,15 @@ export async function verifyPresigned(request: Request, presigner: Presigner, no
     return badParams('The query string is not correctly percent-encoded.')
   }
   const present = PARAMS.filter((name) => Object.hasOwn(query, name))
+  // S3 refuses a request that carries both kinds of credentials, whatever the
+  // Authorization header holds (a `Bearer` token a client added by mistake included).
+  if (present.length > 0 && request.headers.has('authorization')) {
+    return fail(
+      400,
+      'InvalidArgument',
+      'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified',
+    )
+  }
   if (present.length < PARAMS.length) {
     return fail(
       403,
