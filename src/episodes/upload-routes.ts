@@ -12,6 +12,7 @@ import { EpisodicError } from '../errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { uuidParam } from '../http/fields.ts'
 import { defaultPartSize, MAX_PARTS, partCount } from '../storage/multipart-rules.ts'
+import { expiryOf } from '../storage/sigv4.ts'
 import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, type MultipartStore, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
 import { artifactStates } from './artifacts.ts'
 import { getEpisode } from './rows.ts'
@@ -170,8 +171,9 @@ function multipartOf(deps: Pick<Deps, 'storage'>): MultipartStore {
   return storage.multipart
 }
 
+/** When the part URLs minted at `now` stop working: their X-Amz-Date has whole seconds. */
 function expiry(now: Date): string {
-  return new Date(now.getTime() + UPLOAD_URL_SECONDS * 1000).toISOString()
+  return expiryOf({ now, expiresInSeconds: UPLOAD_URL_SECONDS }).toISOString()
 }
 
 function partUrls(multipart: MultipartStore, key: string, uploadId: string, numbers: number[], origin: string, now: Date): Promise<PartUrl[]> {
