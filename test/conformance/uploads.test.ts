@@ -77,6 +77,18 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
   }
   const ep = (id: string) => `/api/ingest/episode/${id}`
 
+  describe('the artifact route followed with the API key', () => {
+    it('reads the object back through ?redirect=1 when the client keeps its Authorization header', async () => {
+      const { episode_id: id, upload_urls } = await open({ request_uploads: ['actions'] })
+      expect((await put(upload_urls[0]!.url, bytes(10, 5), 'application/octet-stream')).status).toBe(200)
+      // fetch (like curl -L and Python requests) keeps Authorization on a same-origin redirect,
+      // which the built-in store is; to S3 it is dropped.
+      const followed = await fetch(`${svc.url}/api/episodes/${id}/artifact/actions?redirect=1`, { headers: { authorization: `Bearer ${key}` } })
+      expect(followed.status).toBe(200)
+      expect(new Uint8Array(await followed.arrayBuffer())).toEqual(bytes(10, 5))
+    }, TIMEOUT)
+  })
+
   describe('fresh upload URLs', () => {
     it('mints URLs for the kinds requested at open, and adds a new kind when asked', async () => {
       const { episode_id: id } = await open({ request_uploads: ['actions'] })
