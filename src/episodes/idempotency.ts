@@ -30,6 +30,7 @@ import type { AppEnv, Deps } from '../context.ts'
 import { sha256Hex } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
 import { readBodyText } from '../http/body.ts'
+import { parseJson, sendJson } from '../http/json.ts'
 
 /** Keys are kept this long. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -81,8 +82,9 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
 
     const taken = await take(deps, clientId, key, fingerprint, now)
     if (taken.kind === 'replay') {
+      // Written as the routes write (`sendJson`): a bigint in the stored answer keeps every digit.
       const body = replay ? await replay(taken.response, c) : taken.response
-      return c.json(body, taken.status as 200, { 'idempotency-replayed': 'true' })
+      return sendJson(body, taken.status, { 'idempotency-replayed': 'true' })
     }
     running.set(slot, fingerprint)
     try {
@@ -131,7 +133,10 @@ async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, finge
       continue
     }
     if (row.fingerprint !== fingerprint) throw reusedKey(key)
-    if (row.state === 'done') return { kind: 'replay', status: row.status ?? 200, response: JSON.parse(row.response ?? 'null') }
+    if (row.state === 'done') {
+      // Read back losslessly: `JSON.parse` would round an integer past 2^53 (eval-run metadata may hold one).
+      return { kind: 'replay', status: row.status ?? 200, response: parseJson(row.response ?? 'null') }
+    }
     if (now.getTime() - new Date(row.locked_at).getTime() < LEASE_MS) throw inProgress(key)
     // The first request's process died mid-request: take the key over, unless another retry just did.
     const retaken = await deps.db
