@@ -45,7 +45,7 @@ class Mutex {
  * timestamp or a serial number in metadata): PGlite's default parser is
  * `JSON.parse`. postgres-js.ts reads them the same way.
  */
-const PARSERS = { 114: parseJson, 3802: parseJson }
+const PARSERS = { 114: (text: string) => parseJson(text), 3802: (text: string) => parseJson(text) }
 
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined

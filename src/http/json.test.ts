@@ -6,8 +6,8 @@ describe('exact JSON integers', () => {
     const text = '{"a":9007199254740993,"b":-9223372036854775808,"c":9223372036854775807,"d":[1.5,"x"]}'
     const value = parseJson(text) as Record<string, unknown>
     expect(value.a).toBe(9007199254740993n)
-    // -2^63 is a double exactly; the server keeps it a number, writing turns it to digits again.
-    expect(value.b).toBe(-(2 ** 63))
+    // -2^63 is a double exactly, but one that prints as -9223372036854776000: kept a bigint.
+    expect(value.b).toBe(-9223372036854775808n)
     expect(value.c).toBe(9223372036854775807n)
     expect(value.d).toEqual([1.5, 'x'])
     expect(jsonText({ a: value.a, c: value.c })).toBe('{"a":9007199254740993,"c":9223372036854775807}')
@@ -16,6 +16,16 @@ describe('exact JSON integers', () => {
   it('keeps a float written as a long integer a number on the server', () => {
     // JSON.stringify(1e20) writes 100000000000000000000: a double holds it exactly.
     expect(parseJson('{"x":100000000000000000000}')).toEqual({ x: 1e20 })
+    // Whatever JSON.stringify writes for a double reads back as that number.
+    for (const x of [1.7325600001234568e18, 2 ** 60, -(2 ** 70), 123456789012345680000]) expect(parseJson(JSON.stringify({ x }))).toEqual({ x })
+  })
+
+  it('keeps an integer a double holds but prints otherwise a bigint, so it is written back digit for digit', () => {
+    for (const text of ['9223372036854775808', '-9223372036854775808', '1732560000123456768', '1152921504606846976']) {
+      const value = parseJson(`{"v":${text}}`) as { v: unknown }
+      expect(value.v).toBe(BigInt(text))
+      expect(jsonText(value)).toBe(`{"v":${text}}`)
+    }
   })
 
   it('gives the client a bigint for every integer beyond 2^53', () => {

@@ -22,7 +22,7 @@ import { isInteger, parse as losslessParse, stringify as losslessStringify } fro
 
 /** How integer literals beyond 2^53 come back from `parseJson`. */
 export type BigIntMode =
-  /** A bigint only where a double would change the value (1e20 written out stays a number). */
+  /** A bigint only where a double would not print these digits again (1e20 written out stays a number, 2^63 does not). */
   | 'inexact'
   /** A bigint for every integer outside ±(2^53 - 1), so printing it never rounds. */
   | 'unsafe'
@@ -32,8 +32,10 @@ const LONG_DIGITS = /\d{16}/
 const inexact = (text: string): number | bigint => {
   const n = Number(text)
   if (!isInteger(text) || Number.isSafeInteger(n)) return n
-  const exact = BigInt(text)
-  return BigInt(n) === exact ? n : exact
+  // A number only if writing it gives back these very digits (what JSON.stringify wrote
+  // for a double, 100000000000000000000 for 1e20); 2^63 and one nanosecond timestamp in
+  // 256 are doubles exactly but print rounded (9223372036854776000), so they stay bigints.
+  return String(n) === text ? n : BigInt(text)
 }
 
 const unsafe = (text: string): number | bigint => {
@@ -42,9 +44,10 @@ const unsafe = (text: string): number | bigint => {
 }
 
 /**
- * Parses JSON text; integers a double cannot carry come back as `bigint`
- * (see `BigIntMode`; the server uses `inexact`, the client library `unsafe`).
- * Throws a SyntaxError on malformed text, as `JSON.parse` does.
+ * Parses JSON text; integers a double would change come back as `bigint`
+ * (see `BigIntMode`; the server uses `inexact`, the client library `unsafe`),
+ * so every integer is written back with the digits it came with. Throws a
+ * SyntaxError on malformed text, as `JSON.parse` does.
  */
 export function parseJson(text: string, mode: BigIntMode = 'inexact'): unknown {
   if (!LONG_DIGITS.test(text)) return JSON.parse(text)

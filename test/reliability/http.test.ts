@@ -83,14 +83,26 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
     })
 
     it('keeps integers past 2^53 in metadata exact, at open and finalize, in the API, the list and the portal', async () => {
-      const big = '{"t_ns":1732560000123456789,"serial":-9223372036854775809,"nested":{"ids":[9007199254740993,1]},"small":7,"ratio":0.5}'
+      const big =
+        '{"t_ns":1732560000123456789,"serial":-9223372036854775809,"nested":{"ids":[9007199254740993,1]},"small":7,"ratio":0.5,"two63":9223372036854775808,"min":-9223372036854775808,"t256":1732560000123456768}'
       const opened = await postText('/api/ingest/episode', `{"request_uploads": [], "metadata": ${big}}`)
       expect(opened.status).toBe(201)
       const id = opened.body.episode_id as string
       const finalized = await postText(`/api/ingest/episode/${id}/finalize`, '{"status": "ready", "metadata": {"end_ns": 1732560009999999999}}')
       expect(finalized.status, finalized.text).toBe(200)
       for (const text of [(await get(`/api/episodes/${id}`)).text, (await get('/api/episodes?limit=1')).text]) {
-        for (const digits of ['1732560000123456789', '-9223372036854775809', '[9007199254740993,1]', '"small":7', '1732560009999999999']) {
+        for (
+          const digits of [
+            '1732560000123456789',
+            '-9223372036854775809',
+            '[9007199254740993,1]',
+            '"small":7',
+            '1732560009999999999',
+            '"two63":9223372036854775808',
+            '"min":-9223372036854775808',
+            '"t256":1732560000123456768',
+          ]
+        ) {
           expect(text, text.slice(0, 400)).toContain(digits)
         }
       }
