@@ -112,7 +112,21 @@ async function bootstrap(app: EpisodicApp, url: string): Promise<void> {
   if (any) return
   await createClient(deps, 'default')
   const { key } = await createKey(deps, 'default')
-  out(`
+  out(firstStartBanner(key, url))
+}
+
+/**
+ * How a user here runs another verb: the installed package's bin through
+ * `npx episodic`, or, when this module runs from the sources (`npm start` in a
+ * clone, where npx finds no `episodic` bin), the package script.
+ */
+export function verbCommand(moduleUrl: string = import.meta.url): string {
+  return /\.[cm]?tsx?$/.test(new URL(moduleUrl).pathname) ? 'npm run episodic --' : 'npx episodic'
+}
+
+/** What the first start prints: the key, a curl line to copy, the portal, how to mint more keys. */
+export function firstStartBanner(key: string, url: string, moduleUrl: string = import.meta.url): string {
+  return `
 First start: created client "default" with this API key (shown once, keep it):
 
   export EPISODIC_API_KEY=${key}
@@ -125,6 +139,6 @@ Open an episode:
     -d '{"name": "first run", "robot": "arm-1", "request_uploads": ["actions"]}'
 
 The portal (sign in with the same key): ${url}/portal
-More keys: npx episodic keys create --client default
-`)
+More keys: ${verbCommand(moduleUrl)} keys create --client default
+`
 }
