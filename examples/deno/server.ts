@@ -6,8 +6,8 @@
  *   deno run -A --env-file=.env server.ts
  *
  * In your project, map the package in deno.json, from JSR or npm:
- *   "imports": { "episodic": "jsr:@episodic/episodic@^0.1", "episodic/": "jsr:/@episodic/episodic@^0.1/" }
- *   "imports": { "episodic": "npm:episodic@^0.1", "episodic/": "npm:/episodic@^0.1/" }
+ *   "imports": { "episodic": "jsr:@episodic/episodic@^0.2", "episodic/": "jsr:/@episodic/episodic@^0.2/" }
+ *   "imports": { "episodic": "npm:episodic@^0.2", "episodic/": "npm:/episodic@^0.2/" }
  * (this repository's deno.json maps it to the sources).
  */
 import { readConfig } from 'episodic'
