@@ -363,7 +363,7 @@ def main():
                             action = policy(observation)
                         actions.append(checked(action, step))
                     answers.append(frame(b"B", encode_batch(actions)))
-                except Exception:
+                except (Exception, SystemExit):  # sys.exit() in a policy fails its episode, with the traceback
                     answers.append(frame(b"F", U32.pack(step) + error_text()))
             elif kind == b"S":
                 index, step, _ = STEP.unpack_from(body, 1)
@@ -392,7 +392,7 @@ def main():
                 answers.append(frame(b"K", json.dumps(info).encode()))
             else:
                 raise ValueError("unknown frame kind %r" % kind)
-        except Exception:
+        except (Exception, SystemExit):
             answers.append(frame(b"E", error_text()))
 
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { BRIDGE_PYTHON, describeWithPython } from '../../../test/helpers/policy-python.ts'
 import { type NdArray, stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation } from '../policy.ts'
+import { ConfigurationError } from '../../client/errors.ts'
 import { pythonPolicy, PythonPolicyError } from './policy.ts'
 
 const POLICIES = `
@@ -23,6 +24,12 @@ def stacked(obs):
 
 def ragged(obs):
     return {"a": obs["x"][: 1 + int(obs["s"]) % 2]}
+
+def exits(obs):
+    import sys
+    if int(obs["s"]) == 3:
+        sys.exit(3)
+    return {"a": obs["x"]}
 
 def extra_key(obs):
     return {"a": obs["x"], "b": obs["s"]} if int(obs["s"]) == 1 else {"a": obs["x"]}
@@ -180,6 +187,35 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
       for (const action of actions) expect(action).toEqual({ a: 4, big_ok: 1 })
     } finally {
       await policy.close()
+    }
+  }, 60_000)
+
+  it('sys.exit() in a policy fails that episode with the step and traceback; the process goes on', async () => {
+    for (const episodeFrameBytes of [undefined, 1]) {
+      const policy = pythonPolicy({ module: 'policies.py:exits', python: BRIDGE_PYTHON, cwd: dir, episodeFrameBytes })
+      try {
+        await policy.reset(context)
+        const error = await policy.actEpisode(observations, context).catch((e) => e)
+        expect(error).toBeInstanceOf(PythonPolicyError)
+        expect(error.message).toBe('SystemExit: 3 (step 3)')
+        expect(error.stack).toMatch(/policies\.py", line \d+, in exits/)
+        await policy.reset(context) // still alive
+      } finally {
+        await policy.close()
+      }
+    }
+  }, 60_000)
+
+  it('an interpreter that exits before loading the policy (not Python, no numpy) is a ConfigurationError', async () => {
+    for (const python of ['true', 'false']) {
+      const policy = pythonPolicy({ module: 'policies.py:stacked', python, cwd: dir })
+      try {
+        const error = await policy.open!().catch((e) => e)
+        expect(error).toBeInstanceOf(ConfigurationError)
+        expect(error.message).toContain(`cannot load Python policy policies.py:stacked: ${python} exited before loading it`)
+      } finally {
+        await policy.close()
+      }
     }
   }, 60_000)
 

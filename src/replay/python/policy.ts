@@ -155,7 +155,14 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       pending = []
       for (const waiter of waiting) waiter.reject(dead)
     })
-    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }))
+    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd })).catch((error: unknown) => {
+      // Exited before answering the load frame: not Python, no numpy, a broken interpreter.
+      if (error instanceof ConfigurationError) throw error
+      const why = (error as Error).message
+      throw new ConfigurationError(
+        `cannot load Python policy ${options.module}: ${python} exited before loading it (${why}); it needs Python >= 3.9 with numpy (--python picks another interpreter)`,
+      )
+    })
     const text = bodyText(body)
     if (body[0] === KIND.error) throw new ConfigurationError(`cannot load Python policy ${options.module}:\n${text}`)
     policy.info = JSON.parse(text) as PythonPolicyInfo
