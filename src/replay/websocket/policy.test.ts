@@ -9,9 +9,9 @@ type Listener = (event: { data?: unknown; code?: number }) => void
 /**
  * An in-process openpi-style server: metadata on connect, then for each
  * observation `{ x: [2] }` a chunk `actions` of `horizon` rows, row k = x + 10 k,
- * beside a non-array `info`.
+ * beside a non-array `info` (with `garbage`, a byte that is not msgpack).
  */
-function chunkServer(horizon: number) {
+function chunkServer(horizon: number, garbage = false) {
   const requests: number[] = []
   const received: Record<string, unknown>[] = []
   const opened: unknown[] = []
@@ -36,7 +36,7 @@ function chunkServer(horizon: number) {
       requests.push(x[0]!)
       const rows = Float64Array.from({ length: horizon * 2 }, (_, i) => x[i % 2]! + 10 * Math.floor(i / 2))
       const reply = packObservation({ actions: { dtype: 'float64', shape: [horizon, 2], data: rows, order: 'C' }, info: 'plan' })
-      setTimeout(() => this.#emit('message', { data: reply.slice().buffer }), 1)
+      setTimeout(() => this.#emit('message', { data: garbage ? Uint8Array.of(0xc1).buffer : reply.slice().buffer }), 1)
     }
     close() {
       this.readyState = 3
@@ -112,6 +112,16 @@ describe('websocketPolicy with actionHorizon', () => {
     expect(server.opened).toEqual([[{ headers: { Authorization: 'Api-Key k' } }], []])
     await keyed.close()
     await plain.close()
+  })
+
+  it('fails a step answered with something that is not msgpack, naming the server and the step', async () => {
+    const server = chunkServer(1, true)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await policy.reset!({ episodeIndex: 2, baselineEpisodeId: 'b', steps: 1 })
+    await expect(policy.act(observation(0), { step: 0, steps: 1, episodeIndex: 2, baselineEpisodeId: 'b' })).rejects.toThrow(
+      /^policy server ws:\/\/fake replied with a message that is not msgpack at episode 2, step 0 \(/,
+    )
+    await policy.close()
   })
 
   it('refuses a horizon that is not a positive integer', () => {

@@ -207,7 +207,12 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       conn.waiters.push({ resolve, reject, where })
       conn.ws.send(message)
     })
-    const action = unpackReply(reply)
+    let action: unknown
+    try {
+      action = unpackReply(reply)
+    } catch (error) {
+      throw new TypeError(`policy server ${options.url} replied with a message that is not msgpack at ${where} (${(error as Error).message})`)
+    }
     if (action === null || typeof action !== 'object' || Array.isArray(action)) {
       throw new TypeError(`policy server replied with ${Array.isArray(action) ? 'an array' : typeof action} at ${where}; expected a map of actions`)
     }
