@@ -88,6 +88,45 @@ describe('OpenAPI document', () => {
     expect(JSON.stringify(doc.components.schemas.Episode.properties.seed)).toContain('"format":"int64"')
   })
 
+  it('types the counts, sizes and part numbers servers send as integers, not as any number', () => {
+    // The spec types better_count, metric_total and bytes_total as integers; a schema saying
+    // `number` lets a validator accept 2.5 and makes generated clients lose the rule.
+    const integer = (schema: any) => {
+      const types = schema.anyOf ? schema.anyOf.map((s: any) => s.type) : [schema.type]
+      return types.includes('integer') && !types.includes('number')
+    }
+    const json = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema
+    const { RollupSummary, MetricSummary, Episode, EvalRun } = doc.components.schemas
+    const fields: Array<[string, any]> = [
+      ['summary.better_count', RollupSummary.properties.better_count],
+      ['summary.metric_total', RollupSummary.properties.metric_total],
+      ['summary.min_episodes', RollupSummary.properties.min_episodes],
+      ['summary.episodes_needed', RollupSummary.properties.episodes_needed],
+      ['summary.action_divergence.n', RollupSummary.properties.action_divergence.properties.n],
+      ...Object.entries(RollupSummary.properties.episodes.properties).map(([k, s]) => [`summary.episodes.${k}`, s] as [string, any]),
+      ['metric.n', MetricSummary.properties.n],
+      ['metric.candidate_source.reported', MetricSummary.properties.candidate_source.properties.reported],
+      ['metric.candidate_source.recorded', MetricSummary.properties.candidate_source.properties.recorded],
+      ['episode.bytes_total', Episode.properties.bytes_total],
+      ['eval_run.min_episodes', EvalRun.properties.min_episodes],
+    ]
+    const created = json('/api/ingest/episode/{episode_id}/multipart', 'post', '201')
+    const resumed = json('/api/ingest/episode/{episode_id}/multipart/{upload_id}', 'get', '200')
+    fields.push(
+      ['multipart.part_size', created.properties.part_size],
+      ['multipart.part_count', created.properties.part_count],
+      ['multipart.parts[].part_number', created.properties.parts.items.properties.part_number],
+      ['resume.part_size', resumed.properties.part_size],
+      ['resume.part_count', resumed.properties.part_count],
+      ['resume.uploaded[].part_number', resumed.properties.uploaded.items.properties.part_number],
+      ['resume.uploaded[].size', resumed.properties.uploaded.items.properties.size],
+      ['resume.parts[].part_number', resumed.properties.parts.items.properties.part_number],
+      ['complete.size', json('/api/ingest/episode/{episode_id}/multipart/{upload_id}/complete', 'post', '200').properties.size],
+      ['artifacts[].size', json('/api/episodes/{episode_id}/artifacts', 'get', '200').properties.artifacts.items.properties.size],
+    )
+    expect(fields.filter(([, schema]) => !integer(schema)).map(([name]) => name)).toEqual([])
+  })
+
   it('names shared shapes as components and refers to them', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Episode', 'UploadUrl', 'EvalRun', 'EvalRunWithResults', 'RollupSummary', 'Error']),

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot'
 import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
-import { int64, jsonObject, nonNegative, nonNegativeInt, optionalText, positive } from '../http/fields.ts'
+import { int64, jsonObject, nonNegative, nonNegativeInt, optionalText, positive, wireCount } from '../http/fields.ts'
 import { typed } from '../http/typed-schema.ts'
 import type { ArtifactKind } from '../storage/types.ts'
 
@@ -226,7 +226,7 @@ export const EpisodeRecord: v.GenericSchema<Episode> = typed<Episode>()(v.object
   metadata: v.record(v.string(), v.unknown()),
   status: v.picklist(['recording', 'ready', 'failed', 'archived']),
   duration_s: v.nullable(v.number()),
-  bytes_total: v.nullable(v.number()),
+  bytes_total: v.nullable(wireCount),
   artifacts: v.array(ArtifactKindSchema),
   created_at: v.string(),
   updated_at: v.string(),

@@ -4,6 +4,7 @@
  * client library and generate the OpenAPI document.
  */
 import * as v from 'valibot'
+import { wireCount } from '../http/fields.ts'
 import { typed } from '../http/typed-schema.ts'
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE } from '../storage/multipart-rules.ts'
 import type { ArtifactKind } from '../storage/types.ts'
@@ -69,7 +70,7 @@ export interface PartUrl {
   url: string
 }
 
-const PartUrlSchema: v.GenericSchema<PartUrl> = typed<PartUrl>()(v.object({ part_number: v.number(), url: v.string() }))
+const PartUrlSchema: v.GenericSchema<PartUrl> = typed<PartUrl>()(v.object({ part_number: wireCount, url: v.string() }))
 
 /** `201` answer of `POST .../multipart`. */
 export interface CreateMultipartResult {
@@ -93,8 +94,8 @@ export const CreateMultipartResponse: v.GenericSchema<CreateMultipartResult> = t
   episode_id: v.string(),
   kind: ArtifactKindSchema,
   upload_id: v.string(),
-  part_size: v.number(),
-  part_count: v.number(),
+  part_size: wireCount,
+  part_count: wireCount,
   parts: v.array(PartUrlSchema),
   expires_at: v.string(),
 }))
@@ -130,9 +131,9 @@ export interface ResumeMultipartResult {
 export const ResumeMultipartResponse: v.GenericSchema<ResumeMultipartResult> = typed<ResumeMultipartResult>()(v.object({
   upload_id: v.string(),
   kind: ArtifactKindSchema,
-  part_size: v.number(),
-  part_count: v.number(),
-  uploaded: v.array(v.object({ part_number: v.number(), size: v.number(), etag: v.string() })),
+  part_size: wireCount,
+  part_count: wireCount,
+  uploaded: v.array(v.object({ part_number: wireCount, size: wireCount, etag: v.string() })),
   parts: v.array(PartUrlSchema),
   expires_at: v.string(),
 }))
@@ -180,7 +181,7 @@ export interface CompleteMultipartResult {
 export const CompleteMultipartResponse: v.GenericSchema<CompleteMultipartResult> = typed<CompleteMultipartResult>()(v.object({
   episode_id: v.string(),
   kind: ArtifactKindSchema,
-  size: v.number(),
+  size: wireCount,
   etag: v.string(),
 }))
 
@@ -214,7 +215,7 @@ export const ArtifactsResponse: v.GenericSchema<ArtifactsResult> = typed<Artifac
     kind: ArtifactKindSchema,
     requested: v.boolean(),
     present: v.boolean(),
-    size: v.nullable(v.number()),
+    size: v.nullable(wireCount),
     etag: v.nullable(v.string()),
     content_type: v.nullable(v.string()),
   })),

@@ -3,7 +3,7 @@
  * They validate requests, type the client library and generate OpenAPI.
  */
 import * as v from 'valibot'
-import { jsonObject, limitParam, maxCodePoints, optionalText, text, uuid } from '../http/fields.ts'
+import { jsonObject, limitParam, maxCodePoints, optionalText, text, uuid, wireCount } from '../http/fields.ts'
 import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
 import { type MetricBlob, MetricBlobSchema } from './metric-blob.ts'
@@ -142,7 +142,7 @@ const evalRunEntries = {
   baseline_episode_ids: v.array(v.string()),
   metadata: v.record(v.string(), v.unknown()),
   runner_kind: v.string(),
-  min_episodes: v.number(),
+  min_episodes: wireCount,
   max_ood_action_share: v.number(),
   created_at: v.string(),
   updated_at: v.string(),
@@ -237,20 +237,20 @@ export const MetricSummarySchema: v.GenericSchema<MetricSummary> = typed<MetricS
   candidate: v.nullable(v.number()),
   delta: v.nullable(v.number()),
   delta_is_better: v.nullable(v.boolean()),
-  n: v.pipe(v.number(), v.description('number of pairs: done rows with both values')),
+  n: v.pipe(wireCount, v.description('number of pairs: done rows with both values')),
   ci_low: v.pipe(v.nullable(v.number()), v.description('95% interval of the paired delta; null when n < 2')),
   ci_high: v.nullable(v.number()),
   significant: v.pipe(v.nullable(v.boolean()), v.description('the interval excludes 0; null without an interval')),
   method: v.picklist(['newcombe_paired', 'bootstrap_paired']),
   p_value: v.pipe(v.nullable(v.number()), v.description('exact mid-p McNemar (success_rate, collision_rate); null for the others')),
   candidate_source: v.pipe(
-    v.object({ reported: v.number(), recorded: v.number() }),
+    v.object({ reported: wireCount, recorded: wireCount }),
     v.description('over the pairs: candidate values reported by the policy through _outcome vs copied from the baseline'),
   ),
 }))
 
 export const ActionDivergenceSchema: v.GenericSchema<ActionDivergence> = typed<ActionDivergence>()(v.object({
-  n: v.number(),
+  n: wireCount,
   l2_mean: v.nullable(v.number()),
   l2_normalized_mean: v.nullable(v.number()),
   ood_action_share_mean: v.nullable(v.number()),
@@ -263,15 +263,15 @@ export const RollupSummarySchema: v.GenericSchema<RollupSummary> = typed<RollupS
   collision_rate: MetricSummarySchema,
   time_to_goal_s: MetricSummarySchema,
   ood_action_share: MetricSummarySchema,
-  better_count: v.number(),
-  metric_total: v.number(),
+  better_count: wireCount,
+  metric_total: wireCount,
   recommend: v.pipe(v.picklist(['ship', 'hold']), v.description('ship exactly when verdict is ship')),
-  episodes: v.object({ total: v.number(), done: v.number(), failed: v.number(), skipped: v.number(), pending: v.number() }),
+  episodes: v.object({ total: wireCount, done: wireCount, failed: wireCount, skipped: wireCount, pending: wireCount }),
   verdict: v.picklist(['ship', 'hold', 'inconclusive']),
   reasons: v.pipe(v.array(v.string()), v.description('plain sentences with the numbers that decided the verdict, most important first')),
-  min_episodes: v.number(),
+  min_episodes: wireCount,
   episodes_needed: v.pipe(
-    v.nullable(v.number()),
+    v.nullable(wireCount),
     v.description('for inconclusive: paired episodes that would resolve the most important undecided metric (80% power, two-sided 5%)'),
   ),
   action_divergence: ActionDivergenceSchema,

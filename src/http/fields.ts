@@ -106,6 +106,13 @@ export const nonNegativeInt = v.pipe(
   v.check((n) => typeof n === 'number' && n <= Number.MAX_SAFE_INTEGER, COUNT_RULE),
 )
 
+/**
+ * A count, size or part number the server sends: an integer >= 0. Response
+ * schemas use it instead of a bare `v.number()` so the OpenAPI document says
+ * `integer` (as the spec does for `better_count`, `metric_total`, `bytes_total`).
+ */
+export const wireCount = v.pipe(v.number(), v.integer(), v.minValue(0))
+
 /** A UUID string, as ids are on the wire. */
 export const uuid = v.pipe(v.string('must be a string'), v.uuid('must be a UUID'))
 
