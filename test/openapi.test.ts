@@ -127,6 +127,14 @@ describe('OpenAPI document', () => {
     expect(fields.filter(([, schema]) => !integer(schema)).map(([name]) => name)).toEqual([])
   })
 
+  it('documents the ranged answers of the built-in store: 206 and the S3-style 416', () => {
+    const get = doc.paths['/storage/{key}'].get
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '206', '403', '404', '416']))
+    // Neither is the JSON error object: 206 is the bytes, 416 S3's XML InvalidRange.
+    expect(get.responses['206'].content).toBeUndefined()
+    expect(get.responses['416'].content).toBeUndefined()
+  })
+
   it('names shared shapes as components and refers to them', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Episode', 'UploadUrl', 'EvalRun', 'EvalRunWithResults', 'RollupSummary', 'Error']),

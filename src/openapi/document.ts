@@ -12,6 +12,7 @@ import { VERSION } from '../version.ts'
 import { COMPONENTS, PARAMETER_DOCS, type RouteDoc, ROUTES } from './routes.ts'
 
 const STATUS_TEXT: Record<number, string> = {
+  206: 'The requested byte range (Range header); Content-Range says which',
   302: 'Redirect to the signed URL',
   400: 'Body or query fails validation (the message names the field)',
   401: 'API key missing, malformed, unknown or revoked',
@@ -21,13 +22,14 @@ const STATUS_TEXT: Record<number, string> = {
   411: 'Upload without a Content-Length (S3-style XML)',
   413: 'Body over the request size limit',
   415: 'Body declared as something other than JSON',
+  416: 'Range outside the object (S3-style XML InvalidRange)',
   422: 'Idempotency key reused with another body',
   429: 'Too many requests; retry after the Retry-After header',
   500: 'Database or storage failure; retry with backoff',
 }
 
 /** Statuses whose body is not the JSON error object. */
-const NOT_JSON = new Set([302, 403, 411])
+const NOT_JSON = new Set([206, 302, 403, 411, 416])
 
 /** A JSON object of any keys: `additionalProperties: true` makes generators type it `Record<string, unknown>`. */
 const ANY_OBJECT: JsonSchema = { type: 'object', additionalProperties: true }

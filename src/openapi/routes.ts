@@ -46,7 +46,7 @@ export interface RouteDoc {
   query?: v.GenericSchema
   /** Success status and body schema (undefined body: not JSON). */
   success: { status: number; schema?: v.GenericSchema; description?: string }
-  /** Error statuses this route can answer besides 500 (413 is added wherever there is a body). */
+  /** Other statuses this route can answer besides 500 (413 is added wherever there is a body); mostly errors. */
   errors: number[]
   /** An example request body, from the spec. */
   example?: Record<string, unknown>
@@ -290,10 +290,11 @@ export const ROUTES: RouteDoc[] = [
     method: 'get',
     path: '/storage/{key}',
     tag: 'storage',
-    summary: 'Built-in object store: read through a signed URL',
+    summary: 'Built-in object store: read through a signed URL (a Range header gets 206 with those bytes, or 416 outside the object)',
     auth: 'presigned',
     success: { status: 200, description: 'the object bytes' },
-    errors: [403, 404],
+    // 206 is a success, but listed here so it gets its own entry beside 200.
+    errors: [206, 403, 404, 416],
   },
   {
     method: 'get',
