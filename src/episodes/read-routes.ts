@@ -43,7 +43,8 @@ export function episodeRoutes(deps: Deps) {
       expiresInSeconds: ARTIFACT_URL_SECONDS,
       origin: deps.baseUrl ?? new URL(c.req.url).origin,
     })
-    if (c.req.query('redirect') === '1') return c.redirect(signed.url, 302)
+    // Read strictly, as every query is: a `\u0000` or a broken escape is a 400, never passed over.
+    if (queryParams(c.req.url).redirect === '1') return c.redirect(signed.url, 302)
     return sendJson({ episode_id: episode.episode_id, kind, url: signed.url, expires_at: signed.expiresAt.toISOString() })
   })
 

@@ -186,6 +186,14 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
       expect(reply.body.error).toMatch(message)
     })
 
+    it('the artifact route reads its query as strictly (redirect=%00 -> 400)', async () => {
+      const id = await openEpisode({ request_uploads: ['actions'] })
+      const reply = await get(`/api/episodes/${id}/artifact/actions?redirect=%00`)
+      expect(reply.status).toBe(400)
+      expect(reply.body.error).toMatch(/^redirect: /)
+      expect((await get(`/api/episodes/${id}/artifact/actions?redirect=1`)).status).toBe(302)
+    })
+
     it('the portal answers the same with its error page', async () => {
       const cookie = await portalCookie()
       for (const [path] of bad) {
