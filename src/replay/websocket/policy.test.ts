@@ -9,9 +9,9 @@ type Listener = (event: { data?: unknown; code?: number }) => void
 /**
  * An in-process openpi-style server: metadata on connect, then for each
  * observation `{ x: [2] }` a chunk `actions` of `horizon` rows, row k = x + 10 k,
- * beside a non-array `info` (with `garbage`, a byte that is not msgpack).
+ * beside a non-array `info` (or, as `answer` says, a byte that is not msgpack, or a close).
  */
-function chunkServer(horizon: number, garbage = false) {
+function chunkServer(horizon: number, answer: 'chunks' | 'garbage' | 'close' = 'chunks') {
   const requests: number[] = []
   const received: Record<string, unknown>[] = []
   const opened: unknown[] = []
@@ -36,7 +36,8 @@ function chunkServer(horizon: number, garbage = false) {
       requests.push(x[0]!)
       const rows = Float64Array.from({ length: horizon * 2 }, (_, i) => x[i % 2]! + 10 * Math.floor(i / 2))
       const reply = packObservation({ actions: { dtype: 'float64', shape: [horizon, 2], data: rows, order: 'C' }, info: 'plan' })
-      setTimeout(() => this.#emit('message', { data: garbage ? Uint8Array.of(0xc1).buffer : reply.slice().buffer }), 1)
+      if (answer === 'close') return setTimeout(() => this.close(), 1)
+      setTimeout(() => this.#emit('message', { data: answer === 'garbage' ? Uint8Array.of(0xc1).buffer : reply.slice().buffer }), 1)
     }
     close() {
       this.readyState = 3
@@ -115,13 +116,25 @@ describe('websocketPolicy with actionHorizon', () => {
   })
 
   it('fails a step answered with something that is not msgpack, naming the server and the step', async () => {
-    const server = chunkServer(1, true)
+    const server = chunkServer(1, 'garbage')
     const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
     await policy.reset!({ episodeIndex: 2, baselineEpisodeId: 'b', steps: 1 })
     await expect(policy.act(observation(0), { step: 0, steps: 1, episodeIndex: 2, baselineEpisodeId: 'b' })).rejects.toThrow(
       /^policy server ws:\/\/fake replied with a message that is not msgpack at episode 2, step 0 \(/,
     )
     await policy.close()
+  })
+
+  it('fails the steps in flight when the server closes, each naming its step', async () => {
+    const server = chunkServer(1, 'close')
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await policy.reset!({ episodeIndex: 1, baselineEpisodeId: 'b', steps: 2 })
+    const context = (step: number): StepContext => ({ step, steps: 2, episodeIndex: 1, baselineEpisodeId: 'b' })
+    const results = await Promise.allSettled([policy.act(observation(0), context(0)), policy.act(observation(1), context(1))])
+    expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual([
+      'policy server ws://fake closed the connection (code 1000) at episode 1, step 0',
+      'policy server ws://fake closed the connection (code 1000) at episode 1, step 1',
+    ])
   })
 
   it('refuses a horizon that is not a positive integer', () => {

@@ -176,12 +176,12 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       ws.addEventListener('close', (event) => {
         if (connection === conn) connection = null
         if (!greeted) reject(new ConfigurationError(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
-        const closed = conn.failure ??
-          new Error(`policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`)
-        lastFailure = closed
+        const closed = `policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`
+        lastFailure = conn.failure ?? new Error(closed)
         const pending = conn.waiters
         conn.waiters = []
-        for (const waiter of pending) waiter.reject(closed)
+        // Each step still waiting learns which one it was.
+        for (const waiter of pending) waiter.reject(conn.failure ?? new Error(`${closed} at ${waiter.where}`))
       })
     })
   const ensureOpen = async (): Promise<void> => {
