@@ -2,8 +2,9 @@
  * Hono middleware that resolves the calling client and stores its id as
  * `c.get('clientId')`.
  *
- * Writes always need the API key. Reads (GET and HEAD: the episode and
- * eval-run read endpoints and the artifact route) also accept a portal
+ * Writes, and every ingest route (`requireKey`), always need the API key.
+ * Reads (GET and HEAD: the episode and eval-run read endpoints and the
+ * artifact route) also accept a portal
  * session cookie when no key header is sent (contract, "Read endpoints (API
  * key or portal session)"), so the portal's links and `<video>` work in the
  * browser. A key header, when present, is what counts; a bad key is a 401 even
@@ -18,9 +19,22 @@ import { parseApiKey } from './keys.ts'
 
 /** Then, when configured, counts the request against its key's rate limit (`deps.limits.api`). */
 export function requireKeyOrSession(deps: Pick<Deps, 'auth' | 'sessions'> & Partial<Pick<Deps, 'limits'>>) {
+  return authenticated(deps, true)
+}
+
+/**
+ * Only an API key, whatever the method: the ingest routes (`/api/ingest/...`),
+ * whose GETs (resuming a multipart upload) mint upload URLs, so a portal
+ * session, which only ever reads, must not reach them.
+ */
+export function requireKey(deps: Pick<Deps, 'auth' | 'sessions'> & Partial<Pick<Deps, 'limits'>>) {
+  return authenticated(deps, false)
+}
+
+function authenticated(deps: Pick<Deps, 'auth' | 'sessions'> & Partial<Pick<Deps, 'limits'>>, sessionReads: boolean) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const headers = c.req.raw.headers
-    const read = c.req.method === 'GET' || c.req.method === 'HEAD'
+    const read = sessionReads && (c.req.method === 'GET' || c.req.method === 'HEAD')
     const keyGiven = headers.has('authorization') || headers.has('x-service-key')
     const session = read && !keyGiven ? await deps.sessions.verify(readSessionCookie(c)) : null
     c.set('clientId', session ? session.clientId : await deps.auth.authenticate(headers))

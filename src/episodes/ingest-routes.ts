@@ -3,7 +3,7 @@
  * requested artifact) and finalize it.
  */
 import { Hono } from 'hono'
-import { requireKeyOrSession } from '../auth/middleware.ts'
+import { requireKey } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
 import { readJsonBody } from '../http/body.ts'
 import { uuidParam } from '../http/fields.ts'
@@ -15,7 +15,7 @@ import { reopened, verifiedBytesTotal } from './upload-hooks.ts'
 
 export function ingestRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
-  app.use('*', requireKeyOrSession(deps))
+  app.use('*', requireKey(deps))
 
   app.post('/episode', idempotent(deps, reopened(deps)), async (c) => {
     const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit)

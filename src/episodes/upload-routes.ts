@@ -6,7 +6,7 @@
 import { Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { Context } from 'hono'
-import { requireKeyOrSession } from '../auth/middleware.ts'
+import { requireKey, requireKeyOrSession } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { readJsonBody } from '../http/body.ts'
@@ -32,8 +32,11 @@ import { addRequestedKinds, fromStorageError, mintUploadUrls, NO_SUCH_UPLOAD, re
 export function uploadRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
   // The ingest and episode routers may have authenticated the request already.
+  // The ingest routes take only a key (their GET mints upload URLs); the artifact check also a portal session.
+  const keyChecked = requireKey(deps)
   const checked = requireKeyOrSession(deps)
-  const auth = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : checked(c, next)))
+  const auth = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : keyChecked(c, next)))
+  const read = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : checked(c, next)))
   const originOf = (c: Context<AppEnv>) => deps.baseUrl ?? new URL(c.req.url).origin
   /** The episode (404/409 as for fresh URLs), the multipart upload the path names (404), its store and object key. */
   const openUpload = async (c: Context<AppEnv>) => {
@@ -155,7 +158,7 @@ export function uploadRoutes(deps: Deps) {
     return c.body(null, 204)
   })
 
-  app.get('/episodes/:id/artifacts', auth, async (c) => {
+  app.get('/episodes/:id/artifacts', read, async (c) => {
     const clientId = c.get('clientId')
     const episode = await getEpisode(deps.db, clientId, uuidParam(c.req.param('id'), 'episode not found'))
     const result: ArtifactsResult = { episode_id: episode.episode_id, artifacts: await artifactStates(deps, clientId, episode.episode_id, episode.artifacts) }

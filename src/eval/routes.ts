@@ -3,7 +3,7 @@
  * `/api/ingest/eval-run`, and the reads under `/api/eval-runs`.
  */
 import { Hono } from 'hono'
-import { requireKeyOrSession } from '../auth/middleware.ts'
+import { requireKey, requireKeyOrSession } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
 import { readJsonBody } from '../http/body.ts'
 import { sendJson } from '../http/json.ts'
@@ -19,7 +19,7 @@ const runId = (id: string) => uuidParam(id, 'eval run not found')
 /** Writes, mounted at `/api/ingest/eval-run`. */
 export function evalIngestRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
-  app.use('*', requireKeyOrSession(deps))
+  app.use('*', requireKey(deps))
 
   app.post('/', idempotent(deps), async (c) => {
     const body = await readJsonBody(c.req.raw, CreateEvalRunBody, deps.bodyLimit)

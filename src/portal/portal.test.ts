@@ -193,6 +193,22 @@ describe('sessions', () => {
     // A key header wins over the cookie: a bad key is a 401 even with a good session.
     expect((await app.request(`${ORIGIN}/api/episodes`, { headers: { cookie, authorization: 'Bearer epk_bad' } })).status).toBe(401)
   })
+
+  it('are refused by every ingest route, GETs included (resuming a multipart upload mints upload URLs)', async () => {
+    const t = await tenant()
+    const cookie = await session(t.key)
+    const id = await episode(t.key, { request_uploads: ['actions'] })
+    const created = await api(`/api/ingest/episode/${id}/multipart`, t.key, { kind: 'actions', size: 6_000_000 })
+    expect(created.status).toBe(201)
+    const { upload_id } = (await created.json()) as { upload_id: string }
+    const resume = `/api/ingest/episode/${id}/multipart/${upload_id}`
+    expect((await api(resume, t.key)).status).toBe(200)
+    const bySession = await page(resume, cookie)
+    expect(bySession.status).toBe(401)
+    expect(bySession.headers.get('www-authenticate')).toBe('Bearer realm="service"')
+    expect(await bySession.json()).toEqual({ error: 'missing or invalid API key' })
+    expect((await app.request(`${ORIGIN}${resume}`, { method: 'HEAD', headers: { cookie } })).status).toBe(401)
+  })
 })
 
 describe('pages', () => {
