@@ -154,3 +154,22 @@ describe('authenticator with unknown key ids', () => {
     await expect(auth.authenticate(headers(minted.key))).rejects.toMatchObject({ code: 'unauthorized' })
   })
 })
+
+describe('authenticator with both key headers', () => {
+  const auth = () => createAuthenticator({ db, sha256: NodeSha256, now: () => clock })
+  const both = (bearer: string, service: string) => new Headers({ authorization: `Bearer ${bearer}`, 'x-service-key': service })
+
+  it('accepts the same key in both, with surrounding whitespace', async () => {
+    expect(await auth().authenticate(both(key, ` ${key} `))).toBe(clientId)
+    expect(await auth().authenticate(new Headers({ 'x-service-key': key }))).toBe(clientId)
+  })
+
+  it('refuses two different keys, even when each is valid: neither silently wins', async () => {
+    const second = (await createKey({ db, sha256: NodeSha256 }, 'acme')).key
+    await createClient({ db, sha256: NodeSha256 }, 'other-tenant')
+    const foreign = (await createKey({ db, sha256: NodeSha256 }, 'other-tenant')).key
+    for (const [bearer, service] of [[key, foreign], [foreign, key], [key, second], [key, 'epk_bad'], ['epk_bad', key]] as const) {
+      await expect(auth().authenticate(both(bearer, service))).rejects.toMatchObject({ code: 'unauthorized' })
+    }
+  })
+})

@@ -59,14 +59,20 @@ interface CachedKey {
 
 const UNAUTHORIZED = 'missing or invalid API key'
 
-/** Extracts the presented key from either header. */
+/**
+ * Extracts the presented key from either header. When both are sent they must
+ * carry the same key: two different keys (another client's, or a bad one
+ * beside a good one) are refused rather than letting one silently win.
+ */
 export function presentedKey(headers: Headers): string | null {
   const authorization = headers.get('authorization')
+  const serviceKey = headers.get('x-service-key')?.trim() || null
   if (authorization) {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
-    return match ? match[1]! : null
+    if (!match) return null
+    return serviceKey === null || serviceKey === match[1] ? match[1]! : null
   }
-  return headers.get('x-service-key')?.trim() || null
+  return serviceKey
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
