@@ -54,6 +54,11 @@ for (const kind of DATABASES) {
       expect(page.items.map((e) => e.name)).toEqual(['reach-lab2'])
     })
 
+    it('answers a number beyond PostgreSQL numeric with its text matches, not a 500', async () => {
+      expect(await names('metadata.seed=1e999999')).toEqual([])
+      expect(await names('metadata.seed=1e-999999')).toEqual([])
+    })
+
     it('matches 5 as number and string, "5" as the string only', async () => {
       expect(await names('metadata.seed=5')).toEqual(['push-lab2', 'reach-lab1', 'reach-lab2'])
       expect(await names('metadata.seed=5.0')).toEqual(['push-lab2', 'reach-lab2'])

@@ -15,6 +15,15 @@ describe('metadata filters', () => {
     expect(parseMetadataFilter('metadata.v', 'NaN').documents).toEqual(['{"v":"NaN"}', '{"v":["NaN"]}'])
   })
 
+  it('search a number PostgreSQL cannot read as its text only (casting it would fail the query)', () => {
+    for (const huge of ['1e999999', '1e-999999', '1e131072', '1e-16384', '0e-999999', '-9.5e131072']) {
+      expect(parseMetadataFilter('metadata.seed', huge).documents, huge).toEqual([`{"seed":"${huge}"}`, `{"seed":["${huge}"]}`])
+    }
+    for (const edge of ['1e131071', '1e-16383', '0e999999', '0.0001e131075']) {
+      expect(parseMetadataFilter('metadata.seed', edge).documents, edge).toContain(`{"seed":${edge}}`)
+    }
+  })
+
   it('take a double-quoted value as exactly that string', () => {
     expect(parseMetadataFilter('metadata.seed', '"5"').documents).toEqual(['{"seed":"5"}', '{"seed":["5"]}'])
     expect(() => parseMetadataFilter('metadata.seed', '"a"b"')).toThrow('metadata.seed: a quoted value must be a JSON string')

@@ -80,8 +80,29 @@ function literals(param: string, value: string): string[] {
   }
   const asString = JSON.stringify(value)
   // The number's own text, not a double's rendering, so jsonb compares every digit.
-  if (JSON_NUMBER.test(value) || value === 'true' || value === 'false' || value === 'null') return [asString, value]
+  if ((JSON_NUMBER.test(value) && fitsNumeric(value)) || value === 'true' || value === 'false' || value === 'null') return [asString, value]
   return [asString]
+}
+
+/** Most digits before the decimal point, and after it, that PostgreSQL's `numeric` (and so `jsonb`) takes. */
+const NUMERIC_MAX_WEIGHT = 131072
+const NUMERIC_MAX_SCALE = 16383
+
+/**
+ * Whether PostgreSQL can read the JSON number `text` (`1e999999` and
+ * `1e-999999` overflow `numeric`, and casting them to jsonb fails the whole
+ * query as a 500). A number it cannot read is in no stored metadata either,
+ * so such a value is searched as its text only.
+ */
+function fitsNumeric(text: string): boolean {
+  const [, int = '', frac = '', exp = '0'] = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)!
+  const exponent = Number(exp)
+  if (frac.length - exponent > NUMERIC_MAX_SCALE) return false
+  const digits = (int + frac).replace(/^0+/, '')
+  if (digits === '') return true // zero: only its scale matters
+  // Position of the first significant digit relative to the decimal point.
+  const weight = int.length + exponent - ((int + frac).length - digits.length)
+  return weight <= NUMERIC_MAX_WEIGHT
 }
 
 function nest(path: string[], literal: string): string {
