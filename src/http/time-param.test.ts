@@ -16,6 +16,15 @@ describe('parseInstant', () => {
     }
   })
 
+  it('refuses a day the month does not have, with or without a time', () => {
+    for (const bad of ['2026-02-29', '2026-02-30T00:00Z', '2026-02-31T12:00:00+02:00', '2026-04-31T10:00', '2100-02-29T00:00Z']) {
+      expect(parseInstant(bad), bad).toBeNull()
+    }
+    expect(parseInstant('2024-02-29T12:00Z')?.toISOString()).toBe('2024-02-29T12:00:00.000Z')
+    expect(parseInstant('2000-02-29')?.toISOString()).toBe('2000-02-29T00:00:00.000Z')
+    expect(parseInstant('2026-12-31T23:59:59Z')?.toISOString()).toBe('2026-12-31T23:59:59.000Z')
+  })
+
   it('refuses instants outside years 0001..9999 UTC, which PostgreSQL cannot take', () => {
     for (const bad of ['0000-01-01', '0000-12-31T23:59:59Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-05:00']) {
       expect(parseInstant(bad), bad).toBeNull()

@@ -30,12 +30,17 @@ function parseIso(text: string): Date | null {
   const m = ISO.exec(text)
   if (!m) return null
   const [, year, month, day, hour, , , zone] = m
-  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > 31 || Number(hour ?? 0) > 23) return null
+  // Date accepts 2026-02-31 (also 2026-02-31T00:00Z) as March 3rd; a day the month does not have is no date.
+  const daysInMonth = new Date(Date.UTC(2000, Number(month), 0)).getUTCDate() - (Number(month) === 2 && !isLeap(Number(year)) ? 1 : 0)
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > daysInMonth || Number(hour ?? 0) > 23) return null
   const iso = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : `${text.replace(' ', 'T')}${zone ? '' : 'Z'}`
   const at = new Date(iso)
-  // Date accepts 2026-02-31 as March 3rd; a date that rolled over is not one.
-  if (Number.isNaN(at.getTime()) || (hour === undefined && at.toISOString().slice(0, 10) !== `${year}-${month}-${day}`)) return null
+  if (Number.isNaN(at.getTime())) return null
   return at
+}
+
+function isLeap(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
 }
 
 /** An optional time-range query parameter, validated and turned into a `Date`. */
