@@ -28,6 +28,8 @@ export function decodeCursor(cursor: string): Cursor {
     if (!at || !CURSOR_TIME.test(at) || at.startsWith('0000')) throw new Error('bad cursor time')
     const createdAt = new Date(at)
     if (!id || !isUuid(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor')
+    // Only what encodeCursor writes: no rolled-over time (2026-02-30, 24:00), no extra field.
+    if (encodeCursor(createdAt, id) !== cursor.replace(/=+$/, '')) throw new Error('not a cursor this service wrote')
     return { createdAt, id }
   } catch {
     throw new EpisodicError('invalid', 'cursor: is not a cursor returned by this endpoint')

@@ -46,4 +46,12 @@ describe('cursors', () => {
     expect(() => decodeCursor(forge(`0000-01-01T00:00:00.000Z|${id}`))).toThrow(/cursor/)
     expect(() => decodeCursor(encodeCursor(new Date(Date.UTC(10000, 0, 1)), id))).toThrow(/cursor/)
   })
+
+  it('refuses forged cursors that only look well-formed', () => {
+    for (const text of [`2026-02-30T00:00:00.000Z|${id}`, `2026-01-01T24:00:00.000Z|${id}`, `2026-01-01T00:00:00.000Z|${id}|x`]) {
+      expect(() => decodeCursor(forge(text)), text).toThrow(/cursor: is not a cursor returned by this endpoint/)
+    }
+    const cursor = encodeCursor(new Date('2026-01-02T03:04:05.678Z'), id)
+    expect(decodeCursor(`${cursor}==`).id).toBe(id)
+  })
 })
