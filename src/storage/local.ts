@@ -105,7 +105,11 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     const at = path.indexOf(LOCAL_STORAGE_PREFIX)
     const key = at >= 0 ? safeDecode(path.slice(at + LOCAL_STORAGE_PREFIX.length)) : null
     if (key === null || !isSafeKey(key)) return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' }))
-    if (request.method !== 'PUT') return get(key, request.headers.get('range'), request.method === 'HEAD')
+    if (request.method !== 'PUT') {
+      const response = await get(key, request.headers.get('range'))
+      // HEAD answers as GET does, without the body (S3, for a URL presigned for HEAD).
+      return request.method === 'HEAD' ? bodiless(response) : response
+    }
     const overQuota = await checkQuota(key, Number(request.headers.get('content-length')))
     if (overQuota) return refuse(request, s3ErrorResponse(overQuota))
     return part.uploadId === undefined ? put(key, request) : putPart(key, part.uploadId, part.partNumber, request)
@@ -155,20 +159,21 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     }
   }
 
-  /** GET, or HEAD (the same status and headers, no body) as S3 answers a URL presigned for HEAD. */
-  async function get(key: string, rangeHeader: string | null, head = false): Promise<Response> {
+  async function get(key: string, rangeHeader: string | null): Promise<Response> {
     const object = await files.get(key)
-    if (!object) return bodiless(s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' }), head)
+    if (!object) return s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' })
     const headers = { 'content-length': String(object.size), etag: `"${object.etag}"`, 'content-type': contentTypeOf(key), 'accept-ranges': 'bytes' }
     const range = parseRange(rangeHeader, object.size)
-    if (range === 'unsatisfiable' || head) await object.body.cancel()
-    if (range === 'unsatisfiable') return bodiless(rangeNotSatisfiable(object.size), head)
+    if (range === 'unsatisfiable') {
+      await object.body.cancel()
+      return rangeNotSatisfiable(object.size)
+    }
     if (range) {
       const length = String(range.end - range.start + 1)
       const partial = { ...headers, 'content-length': length, 'content-range': `bytes ${range.start}-${range.end}/${object.size}` }
-      return new Response(head ? null : sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
+      return new Response(sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
     }
-    return new Response(head ? null : object.body, { status: 200, headers })
+    return new Response(object.body, { status: 200, headers })
   }
 
   return {
@@ -233,8 +238,7 @@ async function refuse(request: Request, response: Response): Promise<Response> {
 }
 
 /** A HEAD's answer: the status and headers of the GET's, without its body. */
-function bodiless(response: Response, head: boolean): Response {
-  if (!head) return response
+function bodiless(response: Response): Response {
   void response.body?.cancel()
   return new Response(null, { status: response.status, headers: response.headers })
 }
