@@ -31,16 +31,18 @@ function parseIso(text: string): Date | null {
   if (!m) return null
   const [, year, month, day, hour, , , zone] = m
   // Date accepts 2026-02-31 (also 2026-02-31T00:00Z) as March 3rd; a day the month does not have is no date.
-  const daysInMonth = new Date(Date.UTC(2000, Number(month), 0)).getUTCDate() - (Number(month) === 2 && !isLeap(Number(year)) ? 1 : 0)
-  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > daysInMonth || Number(hour ?? 0) > 23) return null
+  if (Number(month) < 1 || Number(month) > 12 || Number(day) < 1 || Number(day) > daysIn(Number(year), Number(month)) || Number(hour ?? 0) > 23) return null
   const iso = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : `${text.replace(' ', 'T')}${zone ? '' : 'Z'}`
   const at = new Date(iso)
   if (Number.isNaN(at.getTime())) return null
   return at
 }
 
-function isLeap(year: number): boolean {
-  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+/** Days in `month` (1-12) of `year`: day 0 of the next month is its last (setUTCFullYear, unlike Date.UTC, keeps years 0-99). */
+function daysIn(year: number, month: number): number {
+  const last = new Date(0)
+  last.setUTCFullYear(year, month, 0)
+  return last.getUTCDate()
 }
 
 /** An optional time-range query parameter, validated and turned into a `Date`. */
