@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import type { Context } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { requireKey, requireKeyOrSession } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
@@ -32,11 +32,10 @@ import { addRequestedKinds, fromStorageError, mintUploadUrls, NO_SUCH_UPLOAD, re
 export function uploadRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
   // The ingest and episode routers may have authenticated the request already.
+  const unlessDone = (check: MiddlewareHandler<AppEnv>) => createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : check(c, next)))
   // The ingest routes take only a key (their GET mints upload URLs); the artifact check also a portal session.
-  const keyChecked = requireKey(deps)
-  const checked = requireKeyOrSession(deps)
-  const auth = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : keyChecked(c, next)))
-  const read = createMiddleware<AppEnv>((c, next) => (c.get('clientId') ? next() : checked(c, next)))
+  const auth = unlessDone(requireKey(deps))
+  const read = unlessDone(requireKeyOrSession(deps))
   const originOf = (c: Context<AppEnv>) => deps.baseUrl ?? new URL(c.req.url).origin
   /** The episode (404/409 as for fresh URLs), the multipart upload the path names (404), its store and object key. */
   const openUpload = async (c: Context<AppEnv>) => {
