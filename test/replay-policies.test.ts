@@ -111,6 +111,17 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
     }
   }, TIMEOUT)
 
+  it('returned keys the baseline lacks are ignored whatever they hold; a baseline key that is not numbers fails the episode naming it', async () => {
+    const js = await twin('offset')
+    const extras = await stored(['--policy', 'py:lab.numpy_policy:with_extras', ...python], 'py-extras')
+    expect(extras.rows).toEqual(js)
+    const { rows } = await stored(['--policy', 'py:lab.numpy_policy:text_action', ...python], 'py-text')
+    for (const row of Object.values(rows)) {
+      expect(row.status).toBe('failed')
+      expect(row.error).toMatch(/^MetricsError: action '\/joint_states\/position' at step 0 has dtype <U4; expected numbers$/)
+    }
+  }, TIMEOUT)
+
   it('pythonPolicy from the library: a crashed process fails its episode, the next episode starts a new one', async () => {
     const policy = pythonPolicy({ module: 'lab.numpy_policy:crash', python: BRIDGE_PYTHON, cwd: dir })
     try {

@@ -6,6 +6,7 @@
  */
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { type Crc32, type Inflate, type NdArray, NpzError, readNpz, stepView } from './npz/index.ts'
+import { withoutStack } from './errors.ts'
 import { CandidateRecorder } from './metrics.ts'
 import { baselineOutcome, candidateOutcome, type Outcome, outcomeSource } from './outcome.ts'
 import { type Action, asPolicyObject, type CandidatePolicy, type Observation, type StepContext } from './policy.ts'
@@ -53,7 +54,7 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   for (const key of keys) {
     const shape = sensors[key]!.shape
     if (shape.length > 0 && shape[0]! < steps) {
-      throw new RangeError(`sensors.npz "${key}" has ${shape[0]} steps but actions.npz has ${steps}`)
+      throw withoutStack(new RangeError(`sensors.npz "${key}" has ${shape[0]} steps but actions.npz has ${steps}`))
     }
   }
   const episodeIndex = input.episodeIndex ?? 0
@@ -63,7 +64,7 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   let sentinel: unknown
   const take = (step: number, action: unknown) => {
     if (action === null || typeof action !== 'object') {
-      throw new TypeError(`policy returned ${action === null ? 'null' : typeof action} at step ${step}; expected an object keyed by namespace`)
+      throw withoutStack(new TypeError(`policy returned ${action === null ? 'null' : typeof action} at step ${step}; expected an object keyed by namespace`))
     }
     recorder.record(step, action as Action)
     if ((action as Action)._outcome !== undefined) sentinel = (action as Action)._outcome
@@ -71,8 +72,8 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   if (policy.actEpisode && typeof candidatePolicy !== 'function') {
     const actions = await policy.actEpisode(sensors, { episodeIndex, baselineEpisodeId, steps, metadata })
     if (!Array.isArray(actions) || actions.length !== steps) {
-      throw new TypeError(
-        `policy.actEpisode returned ${Array.isArray(actions) ? `${actions.length} actions` : typeof actions} for an episode of ${steps} steps`,
+      throw withoutStack(
+        new TypeError(`policy.actEpisode returned ${Array.isArray(actions) ? `${actions.length} actions` : typeof actions} for an episode of ${steps} steps`),
       )
     }
     for (let step = 0; step < steps; step++) take(step, actions[step])

@@ -39,4 +39,18 @@ describe('replay errors', () => {
     expect((caught as MetricsError).key).toBe('/joint_states/position')
     expect((caught as MetricsError).message).toContain('candidate shape [2, 6] does not match baseline shape [2, 3]')
   })
+  it("episodic's own checks on a policy's answers carry their message as the stack, not episodic's frames", async () => {
+    const actions = writeNpz({ '/joint_states/position': { dtype: 'float64', shape: [2], data: new Float64Array([1, 2]) } })
+    const sensors = writeNpz({ '/joint_states/position': { dtype: 'float64', shape: [2], data: new Float64Array([1, 2]) } })
+    const cases: [unknown, string][] = [
+      [() => null, 'TypeError: policy returned null at step 0; expected an object keyed by namespace'],
+      [() => ({ '/joint_states/position': 'home' }), 'MetricsError: action key "/joint_states/position": expected a number, an array or { shape, data }, got string'],
+      [() => ({ '/joint_states/position': 1, _outcome: { reward_total: 'lots' } }), 'TypeError: _outcome.reward_total: must be a finite number'],
+      [() => ({ '/joint_states/position': 1, _outcome: { speed: 1 } }), 'TypeError: _outcome.speed: unknown key'],
+    ]
+    for (const [policy, stack] of cases) {
+      const error = await replayEpisode(policy as () => object, { actions, sensors, metadata: {} }).then(() => null, (e: Error) => e)
+      expect(error?.stack).toBe(stack)
+    }
+  })
 })

@@ -18,5 +18,16 @@ export class MetricsError extends Error {
     message: string,
   ) {
     super(message)
+    withoutStack(this)
   }
+}
+
+/**
+ * Marks an error of episodic's own checks on a policy's answers or the
+ * baseline's data: its stack would list only episodic's frames, so the result
+ * row and standard error get `Name: message` alone. Returns `error`.
+ */
+export function withoutStack<E extends Error>(error: E): E {
+  error.stack = `${error.name}: ${error.message}`
+  return error
 }

@@ -343,6 +343,8 @@ function writeStep(slot: Slot, step: number, value: unknown): void {
     buf[off] = value
     return
   }
+  // A policy bridge hands over a value it could not read as numbers as the Error that says why.
+  if (value instanceof Error) throw new MetricsError(slot.key, value.message)
   if (typeof value !== 'object' || value === null) {
     throw new MetricsError(slot.key, `action key ${JSON.stringify(slot.key)}: expected a number, an array or { shape, data }, got ${typeof value}`)
   }

@@ -1,3 +1,5 @@
+import { withoutStack } from './errors.ts'
+
 /**
  * Episode outcomes: the four values the rollup compares besides the action
  * metrics. The baseline's come from its episode metadata (`success`,
@@ -37,15 +39,15 @@ export function baselineOutcome(metadata: Record<string, unknown>): Outcome {
 export function candidateOutcome(sentinel: unknown, baseline: Outcome): Outcome {
   if (sentinel === undefined) return { ...baseline }
   if (sentinel === null || typeof sentinel !== 'object' || Array.isArray(sentinel)) {
-    throw new TypeError('_outcome must be an object with optional success, reward_total, collision_count, time_to_goal_s')
+    throw withoutStack(new TypeError('_outcome must be an object with optional success, reward_total, collision_count, time_to_goal_s'))
   }
   const given = sentinel as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (!['success', 'reward_total', 'collision_count', 'time_to_goal_s'].includes(key)) throw new TypeError(`_outcome.${key}: unknown key`)
+    if (!['success', 'reward_total', 'collision_count', 'time_to_goal_s'].includes(key)) throw withoutStack(new TypeError(`_outcome.${key}: unknown key`))
   }
   const pick = <K extends keyof Outcome>(key: K, ok: (x: unknown) => boolean, rule: string): Outcome[K] => {
     if (given[key] === undefined) return baseline[key]
-    if (!ok(given[key])) throw new TypeError(`_outcome.${key}: must be ${rule}`)
+    if (!ok(given[key])) throw withoutStack(new TypeError(`_outcome.${key}: must be ${rule}`))
     return given[key] as Outcome[K]
   }
   return {

@@ -17,6 +17,8 @@ export class NpzError extends Error {
   constructor(message: string, options: { entry?: string | null; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.entry = options.entry ?? null
+    // The archive's fault, not the caller's code: a stack of the reader's frames would only be noise.
+    this.stack = `${this.name}: ${message}`
   }
 }
 

@@ -28,9 +28,10 @@ bridge -> episodic
 Array (in S, P): u16 key length, key (UTF-8), u32 NPY length, zero bytes up to
 the next multiple of 64 from the start of the body, then one .npy file (header
 and data; the header pads the data to a 64-byte boundary too).
-Entry (in A, B): u16 key length, key, one byte 'n' (an .npy file) or 'j' (UTF-8
-JSON: numbers and `_outcome`), u32 length, zero bytes up to the next multiple of
-64 from the start of the body, then the payload.
+Entry (in A, B): u16 key length, key, one byte 'n' (an .npy file), 'j' (UTF-8
+JSON: numbers and `_outcome`) or 'x' (UTF-8 text: why the value is not numbers),
+u32 length, zero bytes up to the next multiple of 64 from the start of the body,
+then the payload.
 
 A whole episode in one P frame costs one round trip instead of one per step:
 replay is open loop, so every observation is known before the first action.
@@ -180,11 +181,18 @@ def checked(action, step):
             raise TypeError("policy returned a non-string key %r at step %d" % (key, step))
         if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic) and not nonfinite(value)):
             out.append((key, "j", value))
-        else:
+            continue
+        try:
             array = as_numpy(value)
-            if array.dtype.kind not in "biuf":
-                raise TypeError("action %r at step %d has dtype %s; expected numbers" % (key, step, array.dtype))
+        except Exception as error:  # a ragged list, say
+            array, problem = None, "%s: %s" % (type(error).__name__, error)
+        else:
+            problem = None if array.dtype.kind in "biuf" else "has dtype %s" % array.dtype
+        if problem is None:
             out.append((key, "n", array))
+        else:
+            # Not numbers: episodic fails the episode only if the baseline has this key (extra keys are ignored).
+            out.append((key, "x", "action %r at step %d %s; expected numbers" % (key, step, problem)))
     return out
 
 
@@ -225,6 +233,8 @@ def encode_entries(entries, size):
 def entry_payload(key, kind, value):
     if kind == "n":
         return (key, b"n", npy_bytes(value))
+    if kind == "x":
+        return (key, b"x", value.encode())
     return (key, b"j", json.dumps(value, default=plain if key == "_outcome" else None).encode())
 
 
@@ -245,6 +255,8 @@ def encode_batch(actions):
             if len(own) != len(first) or own[position][0] != key or own[position][1] != kind:
                 return encode_per_step(actions)
             values.append(own[position][2])
+        if kind == "x":
+            return encode_per_step(actions)
         if kind == "j":
             stacked.append((key, b"j", json.dumps(values).encode()))
             continue

@@ -124,25 +124,43 @@ function payload(array: NdArray): Uint8Array {
   return new Uint8Array(half.buffer)
 }
 
-/** Decodes an `A` body (after the kind byte): `.npy` entries become `NdArray`s, JSON entries their values. */
+/**
+ * Decodes an `A` body (after the kind byte): `.npy` entries become `NdArray`s,
+ * JSON entries their values, and a value the bridge found not to be numbers a
+ * `TypeError` saying so (the metrics raise it only for a key the baseline has;
+ * other keys are ignored, as for a JavaScript policy).
+ */
 export function decodeAction(body: Uint8Array): Record<string, unknown> {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
   const action: Record<string, unknown> = {}
-  for (const { key, npy, bytes } of entries(body, view, 3, view.getUint16(1, true))) {
-    action[key] = npy ? decodeNpy(bytes, `action "${key}"`, 'owned') : JSON.parse(fromUtf8.decode(bytes))
+  for (const { key, kind, bytes } of entries(body, view, 3, view.getUint16(1, true))) {
+    const value = kind === NPY
+      ? decodeNpy(bytes, `action "${key}"`, 'owned')
+      : kind === JSON_
+      ? JSON.parse(fromUtf8.decode(bytes))
+      : new TypeError(fromUtf8.decode(bytes))
+    setOwn(action, key, value)
   }
   return action
 }
 
-/** The `count` entries of an `A` or `B` body from offset `at`: key, `.npy` or JSON, payload. */
-function* entries(body: Uint8Array, view: DataView, at: number, count: number): Generator<{ key: string; npy: boolean; bytes: Uint8Array }> {
+const NPY = 0x6e // 'n'
+const JSON_ = 0x6a // 'j'
+
+/** `target[key] = value`, also for a key named `__proto__` (plain assignment would set the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/** The `count` entries of an `A` or `B` body from offset `at`: key, kind byte ('n', 'j' or 'x'), payload. */
+function* entries(body: Uint8Array, view: DataView, at: number, count: number): Generator<{ key: string; kind: number; bytes: Uint8Array }> {
   for (let i = 0; i < count; i++) {
     const keyLength = view.getUint16(at, true)
     const key = fromUtf8.decode(body.subarray(at + 2, at + 2 + keyLength))
-    const npy = body[at + 2 + keyLength] === 0x6e
+    const kind = body[at + 2 + keyLength]!
     const length = view.getUint32(at + 3 + keyLength, true)
     const start = pad64(at + 7 + keyLength)
-    yield { key, npy, bytes: body.subarray(start, start + length) }
+    yield { key, kind, bytes: body.subarray(start, start + length) }
     at = start + length
   }
 }
@@ -167,15 +185,15 @@ export function decodeBatch(body: Uint8Array, steps: number): Record<string, unk
     }
     return actions
   }
-  for (const { key, npy, bytes } of entries(body, view, 8, view.getUint16(6, true))) {
-    if (npy) {
+  for (const { key, kind, bytes } of entries(body, view, 8, view.getUint16(6, true))) {
+    if (kind === NPY) {
       const stacked = decodeNpy(bytes, `action "${key}"`, 'owned')
-      for (let step = 0; step < steps; step++) actions[step]![key] = stepView(stacked, step)
+      for (let step = 0; step < steps; step++) setOwn(actions[step]!, key, stepView(stacked, step))
     } else if (key === '_outcome') {
       for (const [step, value] of JSON.parse(fromUtf8.decode(bytes)) as [number, unknown][]) actions[step]!._outcome = value
     } else {
       const values = JSON.parse(fromUtf8.decode(bytes)) as unknown[]
-      for (let step = 0; step < steps; step++) actions[step]![key] = values[step]
+      for (let step = 0; step < steps; step++) setOwn(actions[step]!, key, values[step])
     }
   }
   return actions
