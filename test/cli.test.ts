@@ -51,6 +51,10 @@ describe('episodic CLI', () => {
     expect(noClient.stderr).toContain('--client NAME is required')
     expect((await runCli(['clients', 'create'])).code).toBe(2)
     expect((await runCli(['keys', 'list', '--client', 'x', '--bogus'])).code).toBe(2)
+    // --client where a verb does not use it is refused, not silently ignored.
+    const unused = await runCli(['episodes', 'archive', '00000000-0000-4000-8000-000000000000', '--client', 'acme'])
+    expect(unused.code).toBe(2)
+    expect(unused.stderr).toContain('episodes archive: --client is not an option of this verb')
   })
 
   it('answers configuration errors with exit code 3', async () => {

@@ -121,7 +121,18 @@ export async function listKeys(deps: AdminDeps, clientName: string): Promise<Key
 }
 
 /** Revokes a key by id (the middle part of `epk_<key_id>_<secret>`). Idempotent. */
-export async function revokeKey(deps: AdminDeps, keyId: string): Promise<KeyInfo> {
+export async function revokeKey(deps: AdminDeps, keyId: string, client?: string): Promise<KeyInfo> {
+  if (client !== undefined) {
+    const owner = await deps.db
+      .selectFrom('api_keys')
+      .innerJoin('clients', 'clients.id', 'api_keys.client_id')
+      .select('clients.name')
+      .where('api_keys.key_id', '=', keyId)
+      .executeTakeFirst()
+    if (owner && owner.name !== client) {
+      throw new EpisodicError('not_found', `key "${keyId}" is not a key of client "${client}" (it is ${JSON.stringify(owner.name)}'s); nothing revoked`)
+    }
+  }
   const now = (deps.clock ?? systemClock).now()
   await deps.db
     .updateTable('api_keys')

@@ -34,7 +34,7 @@ export function adminCall(deps: AdminDeps, onKeyChange?: (keyId: string) => void
       case 'keys.list':
         return listKeys(deps, first)
       case 'keys.revoke': {
-        const result = await revokeKey(deps, first)
+        const result = await revokeKey(deps, first, args[1])
         onKeyChange?.(first)
         return result
       }

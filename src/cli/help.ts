@@ -70,7 +70,8 @@ Options:
   keys: `Usage:
   episodic keys create --client NAME   mint a key (epk_<key_id>_<secret>); shown once
   episodic keys list --client NAME     list key ids, creation and revocation times
-  episodic keys revoke KEY_ID          revoke a key (KEY_ID or the whole key)
+  episodic keys revoke KEY_ID          revoke a key (KEY_ID or the whole key);
+                                       with --client NAME, only if it is that client's
 
 Options:
   --client NAME   the client

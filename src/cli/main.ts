@@ -67,12 +67,16 @@ async function adminVerb(group: string, argv: string[], subverbs: Record<string,
   if (!sub || !(sub in subverbs)) throw usageError(`${group}: expected one of ${Object.keys(subverbs).join(', ')}`, group)
   const needsClient = (group === 'keys' && (sub === 'create' || sub === 'list')) || (group === 'webhooks' && sub !== 'remove')
   if (needsClient && !values.client) throw usageError(`${group} ${sub}: --client NAME is required`, group)
+  // `keys revoke --client NAME` checks the key is that client's; elsewhere the flag would be silently ignored.
+  const scopes = group === 'keys' && sub === 'revoke'
+  if (!needsClient && !scopes && values.client !== undefined) throw usageError(`${group} ${sub}: --client is not an option of this verb`, group)
   if (rest.length !== subverbs[sub]) throw usageError(`${group} ${sub}: expected ${subverbs[sub]} argument(s), got ${rest.length}`, group)
   let args = needsClient ? [values.client as string, ...rest] : rest
   // `keys revoke` accepts the whole key too; only its id part is used.
-  if (group === 'keys' && sub === 'revoke') {
+  if (scopes) {
     args = [args[0]!.replace(/^epk_([a-z2-7]{12})_.*$/, '$1')]
     if (!KEY_ID.test(args[0]!)) throw usageError(`keys revoke: "${args[0]}" is not a key id (12 characters a-z, 2-7) or a key`, group)
+    if (values.client !== undefined) args.push(values.client as string)
   }
   if (group === 'episodes' && !isUuid(args[0]!)) throw usageError(`episodes ${sub}: "${args[0]}" is not an episode id (a UUID)`, group)
   let result: unknown

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { EpisodicError } from '../errors.ts'
 import { replayEpisode } from './episode.ts'
 import { MetricsError } from './errors.ts'
+import type { CandidatePolicy } from './policy.ts'
 import { actionMetrics } from './metrics.ts'
 import { NpzError, readNpz, writeNpz } from './npz/index.ts'
 
@@ -44,12 +45,15 @@ describe('replay errors', () => {
     const sensors = writeNpz({ '/joint_states/position': { dtype: 'float64', shape: [2], data: new Float64Array([1, 2]) } })
     const cases: [unknown, string][] = [
       [() => null, 'TypeError: policy returned null at step 0; expected an object keyed by namespace'],
-      [() => ({ '/joint_states/position': 'home' }), 'MetricsError: action key "/joint_states/position": expected a number, an array or { shape, data }, got string'],
+      [
+        () => ({ '/joint_states/position': 'home' }),
+        'MetricsError: action key "/joint_states/position": expected a number, an array or { shape, data }, got string',
+      ],
       [() => ({ '/joint_states/position': 1, _outcome: { reward_total: 'lots' } }), 'TypeError: _outcome.reward_total: must be a finite number'],
       [() => ({ '/joint_states/position': 1, _outcome: { speed: 1 } }), 'TypeError: _outcome.speed: unknown key'],
     ]
     for (const [policy, stack] of cases) {
-      const error = await replayEpisode(policy as () => object, { actions, sensors, metadata: {} }).then(() => null, (e: Error) => e)
+      const error = await replayEpisode(policy as CandidatePolicy, { actions, sensors, metadata: {} }).then(() => null, (e: Error) => e)
       expect(error?.stack).toBe(stack)
     }
   })
