@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
-import { AuthError, ConfigurationError, NotFoundError, TransportError } from '../src/client/errors.ts'
+import { AuthError, ConfigurationError, ConflictError, NotFoundError, TransportError } from '../src/client/errors.ts'
 import type { Observation } from '../src/replay/episode.ts'
 import { writeNpz } from '../src/replay/npz/index.ts'
 import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
@@ -153,6 +153,18 @@ describe('replay harness', () => {
     const real = await createRun({ candidatePolicyVersion: 'dry2', baselineEpisodeIds: [baselines[0]!], client })
     await runAgainst(real, offsetPolicy(0), { dryRun: true })
     expect((await client.getEvalRun(real.id!)).results[0]!.status).toBe('pending')
+  })
+
+  it('refuses a run already completed before replaying anything: no orphan replay episode', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'late', baselineEpisodeIds: [baselines[0]!], client })
+    await completeRun(run)
+    const episodesBefore = (await client.listEpisodes({ source: 'replay', limit: 200 })).items.length
+    let calls = 0
+    const late = runAgainst(run, (obs) => (calls++, offsetPolicy(0)(obs)))
+    await expect(late).rejects.toBeInstanceOf(ConflictError)
+    await expect(late).rejects.toThrow(`eval run ${run.id} is already completed`)
+    expect(calls).toBe(0)
+    expect((await client.listEpisodes({ source: 'replay', limit: 200 })).items.length).toBe(episodesBefore)
   })
 
   it('raises the spec errors: ConfigurationError, NotFoundError, AuthError, TransportError', async () => {

@@ -18,7 +18,7 @@ import { captureActions } from './capture-actions.ts'
 import { type Episode, EpisodicClient, type FinalizedEvalRun } from '../client/client.ts'
 import type { ClientOptions } from '../client/config.ts'
 import { type ClientEnvironment, runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
+import { AuthError, ConfigurationError, ConflictError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from '../eval/rollup.ts'
 import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
@@ -183,7 +183,8 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
  * Replays `policy` over every baseline of the run. A policy (or metric)
  * failure fails that episode only: its stack goes to stderr, its result row
  * is `failed`, and the loop goes on. Network failures (TransportError) and
- * rejected uploads stop the run.
+ * rejected uploads stop the run; a run already completed is refused
+ * (ConflictError) before anything replays.
  *
  * With `concurrency` N, N episodes replay at once (downloads and policy
  * calls); results, uploads and `onEpisode` calls still come in baseline
@@ -207,6 +208,11 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   const { client } = run
   const ids = run.baselineEpisodeIds
   const total = ids.length
+  if (!dryRun && run.id !== null) {
+    // A finalized run refuses results (409), but only after each episode's replay record was made: refuse up front.
+    const { status } = await client.getEvalRun(run.id)
+    if (status !== 'pending') throw new ConflictError(`eval run ${run.id} is already ${status}; its results cannot change (create a new run)`)
+  }
   await policy.open?.()
 
   // Download buffers come back after each episode: enough kept for the read-ahead and the episodes replaying.
