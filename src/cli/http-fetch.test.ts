@@ -35,6 +35,13 @@ describe('nodeFetch', () => {
     expect(await (await nodeFetch(`${base}/flaky`)).text()).toBe('GET /flaky -')
   })
 
+  it('goes on past every stale kept-alive socket (a pause longer than the server keeps idle connections)', async () => {
+    // Four sockets left idle; the server then cuts each one's next request, as it does once they time out.
+    const first = await Promise.all([1, 2, 3, 4].map(() => nodeFetch(`${base}/flaky`).then((r) => r.text())))
+    expect(first).toEqual(Array(4).fill('GET /flaky -'))
+    expect(await (await nodeFetch(`${base}/flaky`)).text()).toBe('GET /flaky -')
+  })
+
   it('leaves other methods to the global fetch', async () => {
     expect(await (await nodeFetch(`${base}/p`, { method: 'POST', body: 'x' })).text()).toBe('POST /p -')
   })

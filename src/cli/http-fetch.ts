@@ -11,19 +11,23 @@
 import http from 'node:http'
 import https from 'node:https'
 
-const agents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: 16 }), 'https:': new https.Agent({ keepAlive: true, maxSockets: 16 }) }
+const MAX_SOCKETS = 16
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+}
 
 /** A `fetch` with the fast path described above. */
 export const nodeFetch: typeof fetch = (input, init) => {
   const method = (init?.method ?? 'GET').toUpperCase()
   const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : null
   if (method !== 'GET' || init?.body != null || !url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return fetch(input, init)
-  return get(url, new Headers(init?.headers), init?.signal ?? undefined, true).then((
+  return get(url, new Headers(init?.headers), init?.signal ?? undefined, MAX_SOCKETS).then((
     response,
   ) => (response.status >= 300 && response.status < 400 ? fetch(input, init) : response))
 }
 
-function get(url: URL, headers: Headers, signal: AbortSignal | undefined, retry: boolean): Promise<Response> {
+function get(url: URL, headers: Headers, signal: AbortSignal | undefined, retries: number): Promise<Response> {
   return new Promise((resolve, reject) => {
     const protocol = url.protocol as 'http:' | 'https:'
     const request = (protocol === 'https:' ? https : http).get(url, { agent: agents[protocol], headers: Object.fromEntries(headers), signal }, (message) => {
@@ -47,9 +51,11 @@ function get(url: URL, headers: Headers, signal: AbortSignal | undefined, retry:
     })
     request.on('error', (error: Error & { code?: string }) => {
       // A kept-alive socket the server closed while idle fails as soon as it is reused; a GET is
-      // safe to send again on a fresh one, once (Node's documented pattern, request.reusedSocket).
-      if (retry && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
-        return void get(url, headers, signal, false).then(resolve, reject)
+      // safe to send again (Node's documented pattern, request.reusedSocket). After a pause longer
+      // than the server's keep-alive timeout (a slow policy) every idle socket is stale: each retry
+      // drops one, so it ends on a fresh socket, whose failure is a real one.
+      if (retries > 0 && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+        return void get(url, headers, signal, retries - 1).then(resolve, reject)
       }
       // As fetch reports network failures: a TypeError whose cause carries the system error code.
       reject(new TypeError('fetch failed', { cause: error }))
