@@ -136,6 +136,25 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
     }
   }, TIMEOUT)
 
+  it('--policy-timeout: a policy that never answers fails that episode, its process is stopped, and the run goes on', async () => {
+    const js = await twin('offset')
+    // 0.25 s per step: 5 s for a 20-step episode that takes milliseconds.
+    const { run, rows } = await stored(['--policy', 'py:lab.numpy_policy:hangs', ...python, '--policy-timeout', '0.25'], 'py-hangs')
+    expect(run.code).toBe(0)
+    expect(rows[baselines[1]!]).toMatchObject({
+      status: 'failed',
+      error: 'PythonPolicyTimeout: the Python policy did not answer within 5 s (episode 1); its process was stopped',
+    })
+    expect(rows[baselines[0]!]).toEqual(js[baselines[0]!])
+    expect(rows[baselines[2]!]).toEqual(js[baselines[2]!])
+    const misused = await cli(['--policy', './policies.mjs:offset', '--policy-timeout', '1', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
+    expect(misused.code).toBe(2)
+    expect(misused.stderr).toContain('--policy-timeout applies to a Python policy or a policy server')
+    expect(
+      (await cli(['--policy', 'py:lab.numpy_policy:offset', '--policy-timeout', '0', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])).code,
+    ).toBe(2)
+  }, TIMEOUT)
+
   it('an import error stops before any run, with exit code 3 and the Python error', async () => {
     const missing = await cli(['--policy', 'py:lab.no_such_module:act', ...python, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
     expect(missing.code).toBe(3)
@@ -190,6 +209,16 @@ describeWithPython(
       expect(rows[baselines[1]!]!.error).toContain('RuntimeError: policy server failure on request 25')
       expect(rows[baselines[1]!]!.error).toContain('Traceback (most recent call last):')
       expect(rows[baselines[2]!]!.status).toBe('done')
+    }, TIMEOUT)
+
+    it('--policy-timeout: a server that stops answering fails that episode; the next episode reconnects', async () => {
+      const url = await startServer(['--stall-at', '25'])
+      const { rows } = await stored(['--policy', url, ...maps, '--policy-timeout', '1'], 'server-stall')
+      expect(rows[baselines[1]!]).toMatchObject({
+        status: 'failed',
+        error: `PolicyServerTimeout: policy server ${url} did not answer within 1 s (episode 1, step 4); the connection was closed`,
+      })
+      expect([rows[baselines[0]!]!.status, rows[baselines[2]!]!.status]).toEqual(['done', 'done'])
     }, TIMEOUT)
 
     it('--action-horizon: a server answering with action chunks is asked every H steps, one row per step', async () => {

@@ -31,6 +31,8 @@ export interface LoadPolicyOptions {
   actionMap?: string
   /** `--action-horizon`: the policy server answers with chunks of this many steps. */
   actionHorizon?: number
+  /** `--policy-timeout` in milliseconds: a Python policy or policy server that takes longer over a step fails the episode. */
+  timeoutMs?: number
   /** `--prompt`: sent as `prompt` with each observation (the fallback for `promptField`). */
   prompt?: string
   /** `--prompt-field`: the baseline metadata field whose text is each episode's prompt. */
@@ -62,6 +64,7 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
         observationKeys,
         actionKeys,
         actionHorizon: options.actionHorizon,
+        timeoutMs: options.timeoutMs,
         prompt: promptOf(options),
         headers: options.policyApiKey ? { Authorization: `Api-Key ${options.policyApiKey}` } : undefined,
         WebSocket: WebSocket as unknown as WebSocketConstructor,
@@ -76,9 +79,11 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
     if (python.split(':')[0]!.endsWith('.py') && !existsSync(resolve(cwd, python.split(':')[0]!))) {
       throw configError(`policy module not found: ${resolve(cwd, python.split(':')[0]!)}`)
     }
-    return pythonPolicy({ module: python, python: options.python, cwd })
+    return pythonPolicy({ module: python, python: options.python, cwd, timeoutMs: options.timeoutMs })
   }
   if (options.python) throw usageError('--python applies to a Python policy (--policy py:package.module:attr or file.py:attr)', 'replay')
+  // A JavaScript policy runs on the CLI's own thread: a step that never returns cannot be interrupted.
+  if (options.timeoutMs !== undefined) throw usageError('--policy-timeout applies to a Python policy or a policy server', 'replay')
   return await loadJavaScriptPolicy(spec, cwd)
 }
 

@@ -38,6 +38,7 @@ const OPTIONS = {
   'obs-map': { type: 'string' },
   'action-map': { type: 'string' },
   'action-horizon': { type: 'string' },
+  'policy-timeout': { type: 'string' },
   prompt: { type: 'string' },
   'prompt-field': { type: 'string' },
   concurrency: { type: 'string' },
@@ -71,11 +72,13 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const concurrency = wholeNumber(values.concurrency, '--concurrency', 1, 1)
   const prefetchMb = wholeNumber(values['prefetch-mb'], '--prefetch-mb', 256, 0)
   const actionHorizon = values['action-horizon'] === undefined ? undefined : wholeNumber(values['action-horizon'], '--action-horizon', 1, 1)
+  const timeoutMs = values['policy-timeout'] === undefined ? undefined : seconds(values['policy-timeout'], '--policy-timeout') * 1000
   const policy = await loadPolicy(values.policy!, cliIO().cwd, {
     python: values.python,
     obsMap: values['obs-map'],
     actionMap: values['action-map'],
     actionHorizon,
+    timeoutMs,
     prompt: values.prompt,
     promptField: values['prompt-field'],
     policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
@@ -155,6 +158,15 @@ function wholeNumber(value: string | undefined, flag: string, fallback: number, 
   if (value === undefined) return fallback
   const n = Number(value)
   if (!/^\d+$/.test(value.trim()) || n < min) throw usageError(`${flag} must be a whole number >= ${min} (got "${value}")`, 'replay')
+  return n
+}
+
+/** A positive number of seconds, fractions allowed (`0.5`, `30`), at most a day. */
+function seconds(value: string, flag: string): number {
+  const n = Number(value)
+  if (!/^\s*\d*\.?\d+\s*$/.test(value) || !(n > 0 && n <= 86_400)) {
+    throw usageError(`${flag} must be a number of seconds > 0 and <= 86400 (got "${value}")`, 'replay')
+  }
   return n
 }
 

@@ -38,6 +38,14 @@ export interface PythonPolicyOptions {
    * goes step by step, pipelined, so neither process holds it twice.
    */
   episodeFrameBytes?: number
+  /**
+   * The longest the callable (or its `reset`) may take over one step, in
+   * milliseconds; a whole-episode frame gets this times its steps. Past it
+   * the episode fails (`did not answer within ...`), the process is stopped
+   * and the next episode starts a new one. Default: no limit. Loading the
+   * module is not timed (a model may take minutes to load).
+   */
+  timeoutMs?: number
 }
 
 /** What the bridge found when it imported the policy. */
@@ -68,6 +76,17 @@ export class PythonPolicyError extends Error {
   }
 }
 
+/** The Python policy took longer than `timeoutMs` to answer; its process was stopped. */
+export class PythonPolicyTimeout extends Error {
+  /** Always `'PythonPolicyTimeout'`, so the error can be matched by name across bundles. */
+  override readonly name = 'PythonPolicyTimeout'
+  /** Builds the error; `message` names the limit and the step or episode. */
+  constructor(message: string) {
+    super(message)
+    this.stack = `${this.name}: ${message}`
+  }
+}
+
 /** The policy object `pythonPolicy` returns: a `PolicyObject` whose hooks all run in the Python process. */
 export interface PythonPolicy extends PolicyObject {
   /** Runs the Python `reset()` (if any), restarting the process first if it died. */
@@ -94,6 +113,10 @@ export interface PythonPolicy extends PolicyObject {
 interface Pending {
   resolve(body: Uint8Array): void
   reject(error: Error): void
+  /** The step, episode or `reset` asked about, for a timeout's message. */
+  where: string
+  /** How long its answer may take once it is the oldest request (Infinity: untimed). */
+  budgetMs: number
 }
 
 /**
@@ -128,17 +151,42 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
   let starting: Promise<void> | null = null
   let pending: Pending[] = []
   let dead: Error | null = null
+  const timeoutMs = options.timeoutMs ?? Infinity
+  if (!(timeoutMs > 0)) throw new ConfigurationError(`pythonPolicy: timeoutMs must be a positive number (got ${options.timeoutMs})`)
+  // Times the oldest request only: the ones behind it wait for the bridge, not for the policy.
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const watch = () => {
+    clearTimeout(timer)
+    timer = undefined
+    const head = pending[0]
+    if (head && head.budgetMs < Infinity) timer = setTimeout(() => stop(head), Math.min(head.budgetMs, 2 ** 31 - 1))
+  }
+  /** The oldest request got no answer in time: fail what waits, stop the process; the next episode starts another. */
+  const stop = (head: Pending) => {
+    const seconds = +(head.budgetMs / 1000).toPrecision(3)
+    dead = new PythonPolicyTimeout(`the Python policy did not answer within ${seconds} s (${head.where}); its process was stopped`)
+    const stuck = child
+    child = null
+    const waiting = pending
+    pending = []
+    for (const waiter of waiting) waiter.reject(dead)
+    stuck?.kill()
+  }
 
-  const request = (frame: Uint8Array | Uint8Array[]): Promise<Uint8Array> => {
+  const request = (frame: Uint8Array | Uint8Array[], where: string, budgetMs = Infinity): Promise<Uint8Array> => {
     if (!child || dead) return Promise.reject(dead ?? new Error('python policy is not open'))
     if (pending.length === 0) child.hold(true)
     // The chunks of one frame go out corked, in one writev (see process.ts).
     for (const chunk of Array.isArray(frame) ? frame : [frame]) child.write(chunk)
-    return new Promise((resolve, reject) => pending.push({ resolve, reject }))
+    return new Promise((resolve, reject) => {
+      pending.push({ resolve, reject, where, budgetMs })
+      if (pending.length === 1) watch()
+    })
   }
   const answer = (body: Uint8Array) => {
     const waiter = pending.shift()
     if (pending.length === 0) child?.hold(false)
+    watch()
     waiter?.resolve(body)
   }
   const start = async (): Promise<void> => {
@@ -148,14 +196,16 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     dead = null
     process.onData(frameReader(answer))
     process.onExit((code, error) => {
+      if (child !== process) return // stopped after a timeout: that already failed what was waiting
       dead = error
         ? new ConfigurationError(`cannot start ${python} (${error.message}); install Python >= 3.9 with numpy or pass its path (--python)`)
         : new Error(`the Python policy process exited (code ${code}); see its output above`)
       const waiting = pending
       pending = []
+      watch()
       for (const waiter of waiting) waiter.reject(dead)
     })
-    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd })).catch((error: unknown) => {
+    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }), 'load').catch((error: unknown) => {
       // Exited before answering the load frame: not Python, no numpy, a broken interpreter.
       if (error instanceof ConfigurationError) throw error
       const why = (error as Error).message
@@ -171,8 +221,8 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     if (!starting || (dead && !(dead instanceof ConfigurationError))) starting = start()
     return starting
   }
-  const expect = async (frame: Uint8Array | Uint8Array[], where: string): Promise<Uint8Array> => {
-    const body = await request(frame)
+  const expect = async (frame: Uint8Array | Uint8Array[], where: string, steps = 1): Promise<Uint8Array> => {
+    const body = await request(frame, where, timeoutMs * steps)
     if (body[0] === KIND.error) throw new PythonPolicyError(bodyText(body), where)
     return body
   }
@@ -193,7 +243,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       let bytes = 0
       for (const array of Object.values(observations)) bytes += array.data.byteLength
       if (bytes > Math.min(episodeFrameBytes, 0xffff0000)) return await stepByStep(policy, observations, context)
-      const body = await expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`)
+      const body = await expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`, context.steps)
       if (body[0] === KIND.failed) {
         const step = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(1, true)
         throw new PythonPolicyError(bodyText(body.subarray(4)), `step ${step}`) // F, u32 step, then the text
@@ -204,6 +254,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       const closing = child
       child = null
       starting = null
+      clearTimeout(timer)
       if (!closing) return
       const exited = new Promise<void>((resolve) => closing.onExit(() => resolve()))
       closing.hold(true)

@@ -18,6 +18,8 @@ export interface BridgeProcess {
   hold(busy: boolean): void
   /** Ends the child: closes its standard input (it exits on end of input). */
   end(): void
+  /** Stops a child that does not answer (SIGKILL where there are signals). */
+  kill(): void
 }
 
 /** Starts `command args` in `cwd` (default: ours) with standard error inherited. */
@@ -51,6 +53,8 @@ export interface ChildLike {
   ref(): void
   /** Lets the runtime exit although the child runs. */
   unref(): void
+  /** Sends the child a signal. */
+  kill(signal: 'SIGKILL'): unknown
 }
 
 /** A `SpawnBridge` over a `child_process` module. */
@@ -96,6 +100,7 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
         stdin[method]?.()
       },
       end: () => stdin.end(),
+      kill: () => void child.kill('SIGKILL'),
     }
   }
 }

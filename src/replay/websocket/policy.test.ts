@@ -9,9 +9,10 @@ type Listener = (event: { data?: unknown; code?: number }) => void
 /**
  * An in-process openpi-style server: metadata on connect, then for each
  * observation `{ x: [2] }` a chunk `actions` of `horizon` rows, row k = x + 10 k,
- * beside a non-array `info` (or, as `answer` says, a byte that is not msgpack, or a close).
+ * beside a non-array `info` (or, as `answer` says, a byte that is not msgpack, a close, or
+ * no answer at all to x = 3 on the first connection).
  */
-function chunkServer(horizon: number, answer: 'chunks' | 'garbage' | 'close' = 'chunks') {
+function chunkServer(horizon: number, answer: 'chunks' | 'garbage' | 'close' | 'stall at 3' = 'chunks') {
   const requests: number[] = []
   const received: Record<string, unknown>[] = []
   const opened: unknown[] = []
@@ -37,6 +38,7 @@ function chunkServer(horizon: number, answer: 'chunks' | 'garbage' | 'close' = '
       const rows = Float64Array.from({ length: horizon * 2 }, (_, i) => x[i % 2]! + 10 * Math.floor(i / 2))
       const reply = packObservation({ actions: { dtype: 'float64', shape: [horizon, 2], data: rows, order: 'C' }, info: 'plan' })
       if (answer === 'close') return setTimeout(() => this.close(), 1)
+      if (answer === 'stall at 3' && x[0] === 3 && opened.length === 1) return
       setTimeout(() => this.#emit('message', { data: answer === 'garbage' ? Uint8Array.of(0xc1).buffer : reply.slice().buffer }), 1)
     }
     close() {
@@ -142,5 +144,28 @@ describe('websocketPolicy with actionHorizon', () => {
     for (const actionHorizon of [0, -1, 1.5]) {
       expect(() => websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, actionHorizon })).toThrow('actionHorizon must be a positive integer')
     }
+  })
+})
+
+describe('websocketPolicy timeoutMs', () => {
+  it('fails the step that gets no answer in time, closes the connection, and the next episode reconnects', async () => {
+    const server = chunkServer(1, 'stall at 3')
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, timeoutMs: 1000 })
+    const context = (episodeIndex: number, step: number): StepContext => ({ episodeIndex, baselineEpisodeId: 'b', steps: 5, step })
+    await policy.reset!(context(0, 0))
+    for (const step of [0, 1, 2]) expect(await policy.act(observation(step), context(0, step))).toHaveProperty('actions')
+    const stalled = policy.act(observation(3), context(0, 3))
+    await expect(stalled).rejects.toMatchObject({
+      name: 'PolicyServerTimeout',
+      message: 'policy server ws://fake did not answer within 1 s (episode 0, step 3); the connection was closed',
+    })
+    await policy.reset!(context(1, 0))
+    expect(server.opened).toHaveLength(2)
+    expect(await policy.act(observation(3), context(1, 3))).toHaveProperty('actions')
+    await policy.close()
+  })
+
+  it('refuses a limit that is not a positive number', () => {
+    expect(() => websocketPolicy({ url: 'ws://fake', timeoutMs: 0, WebSocket: chunkServer(1).Socket })).toThrow('timeoutMs must be a positive number (got 0)')
   })
 })

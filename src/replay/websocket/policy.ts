@@ -81,6 +81,13 @@ export interface WebsocketPolicyOptions {
    * Bun's can.
    */
   headers?: Record<string, string>
+  /**
+   * The longest one `infer` may wait for its answer once it is the oldest
+   * one asked, in milliseconds. Past it the episode fails (`did not answer
+   * within ...`), the connection is closed and the next episode reconnects.
+   * Default: no limit.
+   */
+  timeoutMs?: number
 }
 
 /** The policy object `websocketPolicy` returns: each `act` is one request/reply on the socket. */
@@ -105,6 +112,17 @@ export class PolicyServerError extends Error {
     const last = lines.at(-1) ?? 'policy server error'
     super(`${last} (policy server, ${where})`)
     this.stack = [`${this.message}`, ...lines].join('\n')
+  }
+}
+
+/** The policy server did not answer within `timeoutMs`; the connection was closed. */
+export class PolicyServerTimeout extends Error {
+  /** Always `'PolicyServerTimeout'`, so the error can be matched by name across bundles. */
+  override readonly name = 'PolicyServerTimeout'
+  /** Builds the error; `message` names the limit and the step. */
+  constructor(message: string) {
+    super(message)
+    this.stack = `${this.name}: ${message}`
   }
 }
 
@@ -133,15 +151,36 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   if (!Number.isInteger(horizon) || horizon < 1) throw new ConfigurationError(`websocketPolicy: actionHorizon must be a positive integer (got ${horizon})`)
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
   if (!Socket) throw new ConfigurationError('websocketPolicy: this runtime has no global WebSocket; pass options.WebSocket (e.g. from the "ws" package)')
+  const timeoutMs = options.timeoutMs ?? Infinity
+  if (!(timeoutMs > 0)) throw new ConfigurationError(`websocketPolicy: timeoutMs must be a positive number (got ${options.timeoutMs})`)
   let connection: Connection | null = null
   let connecting: Promise<Connection> | null = null
   let lastFailure: Error | null = null
+
+  // Times the oldest infer only: the ones behind it wait for the server's queue, not for one inference.
+  const watch = (conn: Connection) => {
+    clearTimeout(conn.timer)
+    conn.timer = undefined
+    const head = conn.waiters[0]
+    if (head && timeoutMs < Infinity) conn.timer = setTimeout(() => expire(conn, head), Math.min(timeoutMs, 2 ** 31 - 1))
+  }
+  const expire = (conn: Connection, head: Waiter) => {
+    const seconds = +(timeoutMs / 1000).toPrecision(3)
+    conn.failure = lastFailure = new PolicyServerTimeout(
+      `policy server ${options.url} did not answer within ${seconds} s (${head.where}); the connection was closed`,
+    )
+    if (connection === conn) connection = null
+    const waiting = conn.waiters
+    conn.waiters = []
+    for (const waiter of waiting) waiter.reject(conn.failure)
+    conn.ws.close(1000, 'no answer in time')
+  }
 
   const connect = (): Promise<Connection> =>
     new Promise((resolve, reject) => {
       const ws = options.headers ? new Socket(options.url, { headers: options.headers }) : new Socket(options.url)
       ws.binaryType = 'arraybuffer'
-      const conn: Connection = { ws, waiters: [], failure: null }
+      const conn: Connection = { ws, waiters: [], failure: null, timer: undefined }
       let greeted = false
       ws.addEventListener('message', (event) => {
         if (!greeted) {
@@ -157,6 +196,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
           return
         }
         const waiter = conn.waiters.shift()
+        watch(conn)
         if (!waiter) return
         if (typeof event.data === 'string') {
           // openpi's server: a text frame is the traceback of an exception, and it closes next;
@@ -180,6 +220,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         lastFailure = conn.failure ?? new Error(closed)
         const pending = conn.waiters
         conn.waiters = []
+        clearTimeout(conn.timer)
         // Each step still waiting learns which one it was.
         for (const waiter of pending) waiter.reject(conn.failure ?? new Error(`${closed} at ${waiter.where}`))
       })
@@ -205,6 +246,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     const where = `episode ${context.episodeIndex}, step ${context.step}`
     const reply = await new Promise<Uint8Array>((resolve, reject) => {
       conn.waiters.push({ resolve, reject, where })
+      if (conn.waiters.length === 1) watch(conn)
       conn.ws.send(message)
     })
     let action: unknown
@@ -294,6 +336,8 @@ interface Connection {
   ws: WebSocketLike
   waiters: Waiter[]
   failure: Error | null
+  /** Fails the oldest waiter when `timeoutMs` passes without an answer. */
+  timer: ReturnType<typeof setTimeout> | undefined
 }
 
 function asBytes(data: unknown): Uint8Array {
