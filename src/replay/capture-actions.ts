@@ -22,7 +22,7 @@ interface Track {
 /** The values of one step of one key, with its per-step shape; null when it is not a number array. */
 function stepValues(value: unknown): { shape: number[]; data: Float64Array } | null {
   if (typeof value === 'number') return { shape: [], data: Float64Array.of(value) }
-  if (typeof value === 'bigint') return { shape: [], data: Float64Array.of(Number(value)) }
+  if (typeof value === 'bigint' || typeof value === 'boolean') return { shape: [], data: Float64Array.of(Number(value)) }
   if (value === null || typeof value !== 'object') return null
   const shaped = 'shape' in value && 'data' in value ? (value as { shape: readonly number[]; data: ArrayLike<number | bigint> }) : null
   const data = (shaped ? shaped.data : value) as ArrayLike<number | bigint>

@@ -164,6 +164,21 @@ describe('action metrics', () => {
     expect(plain.metrics()).toEqual(rec.metrics())
   })
 
+  it('takes a scalar bigint or boolean as it takes them inside an array (numpy int64 and bool scalars)', () => {
+    const baseline: Record<string, NdArray> = {
+      grip: { dtype: 'bool', shape: [2], data: Uint8Array.of(1, 0), order: 'C' },
+      count: { dtype: 'int64', shape: [2], data: BigInt64Array.of(3n, 4n), order: 'C' },
+    }
+    const scalars = new CandidateRecorder(baseline)
+    scalars.record(0, { grip: true, count: 3n })
+    scalars.record(1, { grip: true, count: 6n })
+    const numbers = new CandidateRecorder(baseline)
+    numbers.record(0, { grip: 1, count: 3 })
+    numbers.record(1, { grip: 1, count: 6 })
+    expect(scalars.metrics()).toEqual(numbers.metrics())
+    expect(scalars.metrics().action_l2_mean).toBeCloseTo(Math.sqrt(5) / 2, 12)
+  })
+
   it('leaves non-finite components out and counts their steps, instead of nulling the episode', () => {
     // Step 0: NaN on both sides; step 2: one infinite candidate component of two; the baseline range of /a[0] is [0, 2].
     const m = actionMetrics({ a: nd([3, 2], [NaN, 0, 0, 0, 2, 0]) }, { a: nd([3, 2], [NaN, 0, 1, 0, 3, Infinity]) })

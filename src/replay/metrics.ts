@@ -40,7 +40,7 @@ export interface ActionMetrics {
 }
 
 /** One key's values for one step, as a policy returns them: a scalar, a flat array, or `{ shape, data }`. */
-export type ActionValue = number | ArrayLike<number> | { shape: readonly number[]; data: ArrayLike<number> | TypedArray }
+export type ActionValue = number | bigint | boolean | ArrayLike<number | bigint> | { shape: readonly number[]; data: ArrayLike<number> | TypedArray }
 
 interface Slot {
   key: string
@@ -338,9 +338,10 @@ function computeMetrics(pairs: Pair[], steps: number): ActionMetrics {
 function writeStep(slot: Slot, step: number, value: unknown): void {
   const buf = slot.candidate
   const off = step * slot.width
-  if (typeof value === 'number') {
+  // A scalar: a number, or a bigint or boolean as an array's elements are taken (numpy's int64 and bool).
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
     if (slot.stepShape.length !== 0) throw shapeError(slot.key, [], slot.stepShape, ' per step')
-    buf[off] = value
+    buf[off] = Number(value)
     return
   }
   // A policy bridge hands over a value it could not read as numbers as the Error that says why.
