@@ -5,13 +5,13 @@ import type { AppEnv, Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { sendJson } from '../http/json.ts'
 import { parseWith } from '../http/body.ts'
-import { queryParams } from '../http/query.ts'
+import { queryParams, readQuery } from '../http/query.ts'
 import { uuidParam } from '../http/fields.ts'
 import { findEpisode, getEpisode } from './rows.ts'
 import { ARTIFACT_KINDS, ARTIFACT_URL_SECONDS, type ArtifactKind, objectKey } from '../storage/types.ts'
 import { listEpisodes } from './list.ts'
 import { splitMetadataParams } from './metadata-filter.ts'
-import { ListEpisodesQuery } from './schemas.ts'
+import { ArtifactUrlQuery, ListEpisodesQuery } from './schemas.ts'
 
 export function episodeRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
@@ -31,6 +31,8 @@ export function episodeRoutes(deps: Deps) {
     // One body for every miss (malformed, unknown, foreign, never requested):
     // the answer must not tell which.
     const notFound = () => new EpisodicError('not_found', 'artifact not found')
+    // Read strictly, as every query is: `redirect=2`, a `\u0000` or a broken escape is a 400, never passed over.
+    const { redirect } = readQuery(c.req.url, ArtifactUrlQuery)
     const id = uuidParam(c.req.param('id'), 'artifact not found')
     const kind = c.req.param('kind') as ArtifactKind
     if (!ARTIFACT_KINDS.includes(kind)) throw notFound()
@@ -43,8 +45,7 @@ export function episodeRoutes(deps: Deps) {
       expiresInSeconds: ARTIFACT_URL_SECONDS,
       origin: deps.baseUrl ?? new URL(c.req.url).origin,
     })
-    // Read strictly, as every query is: a `\u0000` or a broken escape is a 400, never passed over.
-    if (queryParams(c.req.url).redirect === '1') return c.redirect(signed.url, 302)
+    if (redirect === '1' || redirect === 'true') return c.redirect(signed.url, 302)
     return sendJson({ episode_id: episode.episode_id, kind, url: signed.url, expires_at: signed.expiresAt.toISOString() })
   })
 

@@ -67,3 +67,8 @@ export const EpisodeList: v.GenericSchema<EpisodePage> = typed<EpisodePage>()(v.
   items: v.array(EpisodeRecord),
   next_cursor: v.nullable(v.string()),
 }))
+
+/** The artifact route's query: `redirect=1` (or `true`) answers 302 to the signed URL; `0`, `false` or none, JSON. */
+export const ArtifactUrlQuery = v.strictObject({
+  redirect: v.optional(v.picklist(['0', '1', 'true', 'false'], 'must be 1 or 0 (true or false)')),
+})

@@ -4,7 +4,7 @@
  * table and the app's real routes agree.
  */
 import * as v from 'valibot'
-import { EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
+import { ArtifactUrlQuery, EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
 import {
   CreateEvalRunBody,
   CreateEvalRunResponse,
@@ -82,7 +82,7 @@ export const PARAMETER_DOCS: Record<string, string> = {
   status: 'Only items in this status',
   policy_version: 'Only episodes recorded with this policy version',
   robot: 'Only episodes of this robot',
-  redirect: 'With 1, answer 302 to the signed URL instead of JSON',
+  redirect: 'With 1 (or true), answer 302 to the signed URL instead of JSON',
 }
 
 const OPEN_EXAMPLE = {
@@ -221,7 +221,7 @@ export const ROUTES: RouteDoc[] = [
     tag: 'episodes',
     summary: 'A fresh signed GET URL for an artifact (302 to it with ?redirect=1)',
     auth: 'apiKey',
-    query: v.object({ redirect: v.optional(v.literal('1')) }),
+    query: ArtifactUrlQuery,
     success: { status: 200, schema: ArtifactUrl },
     errors: [302, 401, 404, 429],
   },

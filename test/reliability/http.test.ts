@@ -192,6 +192,14 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
       expect(reply.status).toBe(400)
       expect(reply.body.error).toMatch(/^redirect: /)
       expect((await get(`/api/episodes/${id}/artifact/actions?redirect=1`)).status).toBe(302)
+      expect((await get(`/api/episodes/${id}/artifact/actions?redirect=true`)).status).toBe(302)
+      expect((await get(`/api/episodes/${id}/artifact/actions?redirect=0`)).status).toBe(200)
+      // A value that says neither is refused, not answered with JSON as if redirect were absent.
+      for (const query of ['redirect=2', 'redirect=', 'redirect=yes', 'redirct=1']) {
+        const refused = await get(`/api/episodes/${id}/artifact/actions?${query}`)
+        expect(refused.status).toBe(400)
+        expect(refused.body.error).toMatch(query.startsWith('redirct') ? /^redirct: unknown field/ : /^redirect: must be 1 or 0 \(true or false\)/)
+      }
     })
 
     it('the portal answers the same with its error page', async () => {
