@@ -123,7 +123,8 @@ interface Pending {
  * A policy object for `runAgainst` that runs a Python callable. The process
  * starts on `open` (`runAgainst` calls it; an import error stops the run
  * there) and ends on `close`; if it dies mid-run (a crash in native code),
- * the episode in progress fails and the next `reset` starts a new one.
+ * the episode in progress fails and the next `reset` starts a new one;
+ * episodes that waited behind it (`concurrency` above 1) run again there.
  *
  * Arrays reach the callable as numpy arrays of the recorded dtype and shape;
  * it returns a dict of numpy arrays or numbers (plus `_outcome` if it likes),
@@ -167,10 +168,20 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     dead = new PythonPolicyTimeout(`the Python policy did not answer within ${seconds} s (${head.where}); its process was stopped`)
     const stuck = child
     child = null
-    const waiting = pending
-    pending = []
-    for (const waiter of waiting) waiter.reject(dead)
+    failPending(dead)
     stuck?.kill()
+  }
+  /**
+   * The process is gone: the oldest request (the frame it was working on: the
+   * bridge answers in order) fails with `error`; the ones queued behind it
+   * were not run, so they may be sent again to a new process (`Bystander`).
+   */
+  const failPending = (error: Error) => {
+    const [head, ...behind] = pending
+    pending = []
+    watch()
+    head?.reject(error)
+    for (const waiter of behind) waiter.reject(error instanceof ConfigurationError ? error : new Bystander(error))
   }
 
   const request = (frame: Uint8Array | Uint8Array[], where: string, budgetMs = Infinity): Promise<Uint8Array> => {
@@ -200,10 +211,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       dead = error
         ? new ConfigurationError(`cannot start ${python} (${error.message}); install Python >= 3.9 with numpy or pass its path (--python)`)
         : new Error(`the Python policy process exited (code ${code}); see its output above`)
-      const waiting = pending
-      pending = []
-      watch()
-      for (const waiter of waiting) waiter.reject(dead)
+      failPending(dead)
     })
     const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }), 'load').catch((error: unknown) => {
       // Exited before answering the load frame: not Python, no numpy, a broken interpreter.
@@ -232,18 +240,26 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     pipelineDepth: options.pipelineDepth ?? 16,
     open: ensureOpen,
     async reset(context: EpisodeContext) {
-      await ensureOpen()
-      await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), `reset before episode ${context.episodeIndex}`)
+      const once = async () => {
+        await ensureOpen()
+        await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), `reset before episode ${context.episodeIndex}`)
+      }
+      await once().catch((error: unknown) => retried(error, once))
     },
     async act(observation: Observation, context: StepContext): Promise<Action> {
-      const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`)
+      // One step of an episode cannot run again alone (the policy's state is gone with the process).
+      const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`).catch((error: unknown) => {
+        throw error instanceof Bystander ? error.cause : error
+      })
       return decodeAction(body)
     },
     async actEpisode(observations: Observation, context: EpisodeContext): Promise<Action[]> {
       let bytes = 0
       for (const array of Object.values(observations)) bytes += array.data.byteLength
       if (bytes > Math.min(episodeFrameBytes, 0xffff0000)) return await stepByStep(policy, observations, context)
-      const body = await expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`, context.steps)
+      const once = () => expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`, context.steps)
+      // Queued behind an episode that crashed the process (--concurrency): run again from its reset on a new one.
+      const body = await once().catch((error: unknown) => retried(error, async () => (await policy.reset(context), await once())))
       if (body[0] === KIND.failed) {
         const step = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(1, true)
         throw new PythonPolicyError(bodyText(body.subarray(4)), `step ${step}`) // F, u32 step, then the text
@@ -263,6 +279,23 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     },
   }
   return policy
+}
+
+/** A request that waited behind the one that took the process down: it never ran. */
+class Bystander extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message)
+  }
+}
+
+/** `again()` once when `error` is a `Bystander`'s; otherwise, or when that fails the same way, the error itself. */
+async function retried<T>(error: unknown, again: () => Promise<T>): Promise<T> {
+  if (!(error instanceof Bystander)) throw error
+  try {
+    return await again()
+  } catch (second) {
+    throw second instanceof Bystander ? second.cause : second
+  }
 }
 
 /** An episode through `act`, `pipelineDepth` steps in flight, for episodes too large for one frame. */
