@@ -165,7 +165,7 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
         const run = await createRun({ candidatePolicyVersion: 'crash-c', baselineEpisodeIds: ids, client, dryRun: true })
         const results = await runAgainst(run, policy, { stderr: () => {}, concurrency })
         expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done', 'done', 'done', 'done', 'done', 'done', 'done'])
-        expect(results[1]!.error).toContain('the Python policy process exited (code 3)')
+        expect(results[1]!.error).toBe('Error: the Python policy process exited (code 3); see its output above')
         for (const [i, result] of results.entries()) if (i !== 1) expect(result.metrics).toEqual(js[ids[i]!]!.metrics)
       } finally {
         await policy.close()

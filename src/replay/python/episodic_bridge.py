@@ -354,6 +354,11 @@ def main():
         except EOFError:
             return
         kind = body[0:1]
+        if answers and kind in (b"P", b"R"):
+            # Out before the policy's code runs: if it takes the process down, every request
+            # answered so far has its answer, and episodic knows which one was running.
+            write_all(fd_out, b"".join(answers))
+            answers.clear()
         try:
             if kind == b"P":
                 index, steps, _ = STEP.unpack_from(body, 1)

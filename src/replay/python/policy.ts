@@ -9,6 +9,7 @@
 import { runtimeEnvironment } from '../../client/environment.ts'
 import { ConfigurationError } from '../../client/errors.ts'
 import { stepView } from '../npz/index.ts'
+import { withoutStack } from '../errors.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { bodyText, decodeAction, decodeBatch, jsonFrame, KIND, StepEncoder } from './frames.ts'
 import { type BridgeProcess, childProcessSpawner, type SpawnBridge } from './process.ts'
@@ -210,7 +211,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       if (child !== process) return // stopped after a timeout: that already failed what was waiting
       dead = error
         ? new ConfigurationError(`cannot start ${python} (${error.message}); install Python >= 3.9 with numpy or pass its path (--python)`)
-        : new Error(`the Python policy process exited (code ${code}); see its output above`)
+        : withoutStack(new Error(`the Python policy process exited (code ${code}); see its output above`))
       failPending(dead)
     })
     const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }), 'load').catch((error: unknown) => {

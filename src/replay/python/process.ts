@@ -47,8 +47,8 @@ export interface ChildLike {
   stdin: (StreamLike & { write(data: Uint8Array): boolean; end(): void; cork(): void; uncork(): void }) | null
   /** The child's standard output; replies arrive here. */
   stdout: StreamLike | null
-  /** Listens once for the child's exit or its failure to start. */
-  once(event: 'exit' | 'error', listener: (...args: never[]) => void): unknown
+  /** Listens once for the child's end (`close`: exited, its output read to the end) or its failure to start. */
+  once(event: 'close' | 'error', listener: (...args: never[]) => void): unknown
   /** Keeps the runtime alive while the child runs. */
   ref(): void
   /** Lets the runtime exit although the child runs. */
@@ -71,7 +71,9 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
       for (const listener of exitListeners) listener(code, error)
     }
     child.once('error', (error: Error) => exit(null, error))
-    child.once('exit', (code: number | null) => exit(code))
+    // 'close', not 'exit': 'exit' can come while answers the child wrote before dying are still
+    // unread in the pipe, and the request they answer would be blamed for the crash.
+    child.once('close', (code: number | null) => exit(code))
     // A dead child makes writes fail with EPIPE; the exit listener reports it.
     stdin.on('error', () => {})
     // Frames written in one turn of the event loop (a pipelined replay refills its window after
