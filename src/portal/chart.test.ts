@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { METRICS } from '../eval/rollup.ts'
-import { chartPoints, chartValue, ResultChart, ticks } from './chart.tsx'
+import { chartPoints, chartValue, ResultChart } from './chart.tsx'
 import { formatDelta, formatDuration, formatMetric, formatNumber, verdict } from './format.ts'
 
 const reward = METRICS.find((m) => m.column === 'reward_total')!
@@ -22,12 +22,6 @@ describe('chart', () => {
       { row: 1, label: 'a', baseline: 1, candidate: 2 },
       { row: 4, label: 'd', baseline: null, candidate: 4 },
     ])
-  })
-
-  it('picks round ticks covering the range', () => {
-    expect(ticks(0, 10)).toEqual([0, 2.5, 5, 7.5, 10])
-    expect(ticks(-3.2, 41)).toEqual([0, 20, 40])
-    expect(ticks(0.11, 0.19)).toEqual([0.12, 0.14, 0.16, 0.18])
   })
 
   it('draws one column per episode, coloured by which way is better', () => {

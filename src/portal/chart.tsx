@@ -10,6 +10,7 @@
  * shows its values (SVG `<title>`).
  */
 import type { MetricSpec } from '../eval/rollup.ts'
+import { type ChartFrame, chartScale, round, ticks } from './chart-scale.ts'
 import { formatNumber } from './format.ts'
 
 /** One baseline episode's pair of values (either may be absent). */
@@ -52,20 +53,7 @@ export function chartPoints(
   return points
 }
 
-/** Round tick values covering [min, max]. */
-export function ticks(min: number, max: number, count = 5): number[] {
-  const span = max - min
-  const rough = span / Math.max(1, count - 1)
-  const magnitude = 10 ** Math.floor(Math.log10(rough))
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? rough
-  const out: number[] = []
-  for (let v = Math.ceil(min / step) * step; v <= max + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)))
-  return out
-}
-
-const W = 720
-const H = 260
-const PAD = { left: 64, right: 16, top: 12, bottom: 34 }
+const FRAME: ChartFrame = { width: 720, height: 260, pad: { left: 64, right: 16, top: 12, bottom: 34 } }
 
 /**
  * The chart with its caption and legend (HTML, so they stay readable when the
@@ -89,21 +77,8 @@ export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; col
 function ChartSvg(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
   const { points, spec } = props
   const values = points.flatMap((p) => [p.baseline, p.candidate]).filter((v): v is number => v !== null)
-  let lo = values.length ? Math.min(...values) : 0
-  let hi = values.length ? Math.max(...values) : 0
-  if (lo === hi) {
-    lo -= lo === 0 ? 1 : Math.abs(lo) * 0.5
-    hi += hi === 0 ? 1 : Math.abs(hi) * 0.5
-  }
-  const pad = (hi - lo) * 0.08
-  lo -= pad
-  hi += pad
-  const plotW = W - PAD.left - PAD.right
-  const plotH = H - PAD.top - PAD.bottom
-  const round = (n: number) => Math.round(n * 100) / 100
-  const y = (v: number) => round(PAD.top + plotH - ((v - lo) / (hi - lo)) * plotH)
-  const band = plotW / points.length
-  const x = (i: number) => round(PAD.left + band * (i + 0.5))
+  const { lo, hi, plotH, band, x, y } = chartScale(FRAME, values, points.length)
+  const { width: W, height: H, pad: PAD } = FRAME
   const r = round(Math.max(1.5, Math.min(5, band * 0.28)))
   const labelEvery = Math.ceil(points.length / 12)
   const direction = (p: ChartPoint) => {

@@ -7,7 +7,7 @@
  * numbers (SVG `<title>`).
  */
 import type { MetricSpec } from '../eval/rollup.ts'
-import { ticks } from './chart.tsx'
+import { type ChartFrame, chartScale, ticks } from './chart-scale.ts'
 import { formatDelta, formatMetric, formatTime } from './format.ts'
 
 /** One run's value of one metric. */
@@ -46,25 +46,14 @@ export function trendPoint(
   }
 }
 
-const W = 720
-const H = 230
-const PAD = { left: 64, right: 16, top: 12, bottom: 40 }
+const FRAME: ChartFrame = { width: 720, height: 230, pad: { left: 64, right: 16, top: 12, bottom: 40 } }
 
 export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
   const { spec, points } = props
+  // Zero is always in range: the dashed line says where "no change" is.
   const values = [0, ...points.flatMap((p) => [p.delta, p.ci_low, p.ci_high]).filter((v): v is number => v !== null)]
-  let lo = Math.min(...values)
-  let hi = Math.max(...values)
-  if (lo === hi) (lo -= 1), (hi += 1)
-  const pad = (hi - lo) * 0.08
-  lo -= pad
-  hi += pad
-  const plotW = W - PAD.left - PAD.right
-  const plotH = H - PAD.top - PAD.bottom
-  const round = (n: number) => Math.round(n * 100) / 100
-  const y = (v: number) => round(PAD.top + plotH - ((v - lo) / (hi - lo)) * plotH)
-  const band = plotW / Math.max(1, points.length)
-  const x = (i: number) => round(PAD.left + band * (i + 0.5))
+  const { lo, hi, plotH, band, x, y } = chartScale(FRAME, values, points.length)
+  const { width: W, height: H, pad: PAD } = FRAME
   const labelEvery = Math.ceil(points.length / 8)
   const line = points.flatMap((p, i) => (p.delta === null ? [] : [`${x(i)},${y(p.delta)}`])).join(' ')
   const better = (d: number) => (d === 0 ? 'flat' : (d > 0) === (spec.direction === 'higher') ? 'up' : 'down')
