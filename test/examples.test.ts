@@ -4,7 +4,8 @@
  * on the repository (`file:../..`) and are installed with npm (offline from
  * npm's cache when it can), examples/deno uses the repository's deno.json.
  * Each then serves a real request on the embedded database: open an episode
- * with a key minted in its data folder, and PUT to the signed upload URL.
+ * with a key minted in its data folder, and PUT to the signed upload URL; and
+ * the CLI's admin verbs reach the running server through its control socket.
  * examples/workers runs in test/runtimes/workers.test.ts (it needs
  * PostgreSQL), with the bindings of its .dev.vars.example.
  */
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createKey } from '../src/admin/admin.ts'
 import { NodeSha256 } from '../adapters/node/sha256.ts'
 import { ensureBuilt, ROOT } from './helpers/build.ts'
+import { runCli } from './helpers/cli.ts'
 import { call } from './helpers/http.ts'
 import { seedDataDir } from './helpers/pglite.ts'
 import { binary, freePort, spawnServer } from './runtimes/harness.ts'
@@ -76,6 +78,18 @@ async function serveRequest(base: string, key: string): Promise<void> {
   expect(done.body.status).toBe('ready')
 }
 
+/** While the example serves, the CLI's admin verbs reach its database through its control socket. */
+async function adminWhileServing(base: string, dir: string): Promise<void> {
+  const env = { EPISODIC_DATA_DIR: dir, DATABASE_URL: '' }
+  const created = await runCli(['keys', 'create', '--client', 'example', '--json'], { env })
+  expect(created.code, created.stderr).toBe(0)
+  const { key, key_id } = JSON.parse(created.stdout) as { key: string; key_id: string }
+  expect((await call(`${base}/api/episodes?limit=1`, { key })).status).toBe(200)
+  expect((await runCli(['keys', 'revoke', key_id], { env })).code).toBe(0)
+  // The server forgets a revoked key at once (no cache to wait out).
+  expect((await call(`${base}/api/episodes?limit=1`, { key })).status).toBe(401)
+}
+
 describe('examples install as written and serve a request', () => {
   it('examples/node: npm install (episodic from file:../..), npm start', async () => {
     npmInstall('node')
@@ -86,6 +100,7 @@ describe('examples install as written and serve a request', () => {
     try {
       expect(await (await fetch(server.url)).text()).toBe('the existing application\n')
       await serveRequest(`${server.url}/episodic`, key)
+      await adminWhileServing(`${server.url}/episodic`, dir)
     } finally {
       await server.stop()
     }
@@ -98,6 +113,7 @@ describe('examples install as written and serve a request', () => {
     const server = await spawnServer('bun', binary('bun'), ['run', 'server.ts'], shellEnv({ PORT: '0', EPISODIC_DATA_DIR: dir }), cwd)
     try {
       await serveRequest(server.url, key)
+      await adminWhileServing(server.url, dir)
     } finally {
       await server.stop()
     }
@@ -109,6 +125,7 @@ describe('examples install as written and serve a request', () => {
     const server = await spawnServer('deno', binary('deno'), ['run', '-A', 'server.ts'], shellEnv({ PORT: '0', EPISODIC_DATA_DIR: dir }), cwd)
     try {
       await serveRequest(server.url, key)
+      await adminWhileServing(server.url, dir)
     } finally {
       await server.stop()
     }

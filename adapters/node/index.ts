@@ -16,7 +16,8 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { setImmediate } from 'node:timers'
-import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
+import { adminCall } from '../../src/admin/call.ts'
+import { createApp, type EpisodicApp, type EpisodicOptions, internalDeps } from '../../src/app.ts'
 import { type EpisodicConfig, limitOptions } from '../../src/config.ts'
 import type { Database } from '../../src/db/schema.ts'
 import { behindProxy, type ClientAddress } from '../../src/http/rate-limit.ts'
@@ -29,6 +30,7 @@ import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
 import { startWebhookDelivery } from '../../src/webhooks/loop.ts'
 import { dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder } from './data-lock.ts'
+import { startControl } from './control.ts'
 import { createDiskFiles } from './files.ts'
 import { NodeSha256 } from './sha256.ts'
 
@@ -52,6 +54,12 @@ export interface NodeAppOptions {
    * instances that should only serve requests: any one instance sending is enough.
    */
   deliverWebhooks?: boolean
+  /**
+   * On the embedded database, answer the CLI's admin verbs (`episodic keys
+   * create ...`) through a control socket while this process holds the data
+   * folder (default true; see control.ts).
+   */
+  control?: boolean
 }
 
 /**
@@ -88,12 +96,18 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     storage: overrides.storage === undefined ? nodeStorage(config) : overrides.storage,
   })
   await app.ready
+  // The data folder is this process's: admin verbs reach its database through here.
+  // Without it (a temp folder that refuses sockets, say) the server still serves; admin verbs then ask to stop it.
+  const control = lock && options.control !== false
+    ? await startControl(config.dataDir, adminCall(app.deps, (keyId) => internalDeps(app).auth.forget(keyId))).catch(() => undefined)
+    : undefined
   const webhooks = options.deliverWebhooks !== false && config.webhookIntervalMs > 0
     ? startWebhookDelivery({ db, fetch: globalThis.fetch, clock: app.deps.clock, intervalMs: config.webhookIntervalMs, logger: app.deps.logger })
     : undefined
   return {
     app,
     async close() {
+      control?.close()
       await webhooks?.stop()
       await app.close()
       await db.destroy()

@@ -4,53 +4,13 @@
  * default, otherwise by opening the configured database directly.
  */
 import { join } from 'node:path'
-import { type AdminDeps, archiveEpisode, createClient, createKey, listClients, listKeys, revokeKey } from '../admin/admin.ts'
+import { adminCall } from '../admin/call.ts'
 import type { EpisodicConfig } from '../config.ts'
 import { openDatabase } from '../db/open.ts'
-import { addWebhook, listWebhooks, removeWebhook } from '../webhooks/endpoints.ts'
 import { NodeSha256 } from '../../adapters/node/sha256.ts'
 import { DataFolderInUse, type DataLock, lockDataFolder } from '../../adapters/node/data-lock.ts'
 import { configError } from './exit.ts'
-import { type AdminCall, callRunningServer } from './control.ts'
-
-/**
- * Verb name -> admin function, shared by the direct path and the control
- * socket. `onKeyChange` hears of every key created or revoked, so a server
- * drops it from its caches (a revoked key, or an id it remembered as unknown).
- */
-export function adminCall(deps: AdminDeps, onKeyChange?: (keyId: string) => void): AdminCall {
-  return async (verb, args) => {
-    const [first = ''] = args
-    switch (verb) {
-      case 'clients.create':
-        return createClient(deps, first)
-      case 'clients.list':
-        return listClients(deps)
-      case 'keys.create': {
-        const created = await createKey(deps, first)
-        onKeyChange?.(created.key_id)
-        return created
-      }
-      case 'keys.list':
-        return listKeys(deps, first)
-      case 'keys.revoke': {
-        const result = await revokeKey(deps, first, args[1])
-        onKeyChange?.(first)
-        return result
-      }
-      case 'episodes.archive':
-        return archiveEpisode(deps, first)
-      case 'webhooks.add':
-        return addWebhook(deps, first, args[1] ?? '')
-      case 'webhooks.list':
-        return listWebhooks(deps, first)
-      case 'webhooks.remove':
-        return removeWebhook(deps, first)
-      default:
-        throw new Error(`unknown admin verb ${verb}`)
-    }
-  }
-}
+import { callRunningServer } from '../../adapters/node/control.ts'
 
 /**
  * Runs an admin verb against the configured database, or on the embedded
@@ -66,12 +26,11 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
     try {
       lock = lockDataFolder(config.dataDir)
     } catch (error) {
-      // Only `episodic serve` opens a control socket; a server started from the library
-      // (Deno, Bun, a Node program of your own) holds the folder without one.
+      // Every server on the folder opens a control socket once its database is up (createNodeApp).
       if (error instanceof DataFolderInUse) {
         throw configError(
-          `${error.message}, which has no control socket: if it is \`episodic serve\` starting, try again in a moment; ` +
-            'a server started from the library (Deno, Bun, your own Node program) must be stopped first, or use DATABASE_URL',
+          `${error.message}, which does not answer on its control socket yet: if it is a server starting, try again in a moment; ` +
+            'otherwise stop it first, or use DATABASE_URL',
         )
       }
       throw error

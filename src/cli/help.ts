@@ -48,8 +48,8 @@ ${EXIT_CODES}`,
 
 Runs the service. On the first start with an empty database it creates a
 client named "default" and prints one API key, once, with a curl line.
-On the embedded database, admin verbs (clients, keys, episodes) run while
-serve is up: they reach it through a control socket in the data folder.
+On the embedded database, admin verbs (clients, keys, episodes, webhooks)
+run while serve is up: they reach it through a control socket.
 One server per data folder: a second one exits 3 ("data folder ... is in
 use by process <pid>"), as does a port in use ("port 8787 is in use; set
 PORT"). A lock left by a killed server is taken over.

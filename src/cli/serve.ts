@@ -10,8 +10,6 @@ import { createServer } from 'node:net'
 import { createNodeApp, dataFolderHolder, DataFolderInUse, type NodeApp, type RunningServer, serveNode } from '../../adapters/node/index.ts'
 import { createClient, createKey } from '../admin/admin.ts'
 import type { EpisodicConfig } from '../config.ts'
-import { adminCall } from './admin.ts'
-import { startControl } from './control.ts'
 import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
 import { type EpisodicApp, internalDeps } from '../app.ts'
@@ -40,7 +38,6 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
     await close()
     throw listenError(error, port) ?? error
   }
-  const control = embedded ? await startControl(config.dataDir, server.url, adminCall(app.deps, (keyId) => internalDeps(app).auth.forget(keyId))) : undefined
 
   const where = embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'
   const storage = config.storage.kind === 'none'
@@ -56,7 +53,6 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
   const stop = async () => {
     if (stopping) return
     stopping = true
-    control?.close()
     await server.close()
     await close()
     process.exit(0)

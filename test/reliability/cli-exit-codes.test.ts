@@ -62,16 +62,16 @@ describe('usage errors', () => {
   }, 60_000)
 })
 
-describe('admin verbs on a data folder a server without a control socket holds', () => {
-  it('exit 3, saying such a server must be stopped first (not to try again in a moment)', async () => {
+describe('admin verbs on a data folder a process holds without answering on a control socket', () => {
+  it('exit 3, saying to try again in a moment or stop it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'episodic-held-'))
     try {
-      // What a Deno, Bun or library Node server leaves: a live pid in the lock, no control.json.
+      // A server still starting (or started with control: false): a live pid in the lock, no control.json.
       writeFileSync(join(dir, 'episodic.lock'), String(process.pid))
       const result = await runCli(['keys', 'list', '--client', 'default'], { EPISODIC_DATA_DIR: dir })
       expect(result.code).toBe(3)
-      expect(result.stderr).toContain(`data folder ${dir} is in use by process ${process.pid}, which has no control socket`)
-      expect(result.stderr).toContain('must be stopped first, or use DATABASE_URL')
+      expect(result.stderr).toContain(`data folder ${dir} is in use by process ${process.pid}, which does not answer on its control socket yet`)
+      expect(result.stderr).toContain('try again in a moment; otherwise stop it first, or use DATABASE_URL')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -1,28 +1,27 @@
 /**
- * The control socket: on the embedded default (PGlite), `episodic serve` owns
- * the database folder, so admin verbs run while it is up by sending one JSON
- * line over a Unix socket that only the local user can open; the server runs
- * the same admin functions on its own connection. Not an HTTP endpoint.
+ * The control socket: on the embedded default (PGlite) a server owns the
+ * database folder (`createNodeApp` holds its lock, on Node, Deno and Bun), so
+ * admin verbs run while it is up by sending one JSON line over a Unix socket
+ * that only the local user can open; the server runs the same admin functions
+ * on its own connection. Not an HTTP endpoint.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { EpisodicError } from '../errors.ts'
-
-export type AdminCall = (verb: string, args: string[]) => Promise<unknown>
+import type { AdminCall } from '../../src/admin/call.ts'
+import { EpisodicError } from '../../src/errors.ts'
 
 interface ControlInfo {
   socket: string
   pid: number
-  url: string
 }
 
 const infoFile = (dataDir: string) => join(dataDir, 'control.json')
 
 /** Starts the control socket for a data folder and records where it is. */
-export async function startControl(dataDir: string, url: string, call: AdminCall): Promise<{ close(): void }> {
+export async function startControl(dataDir: string, call: AdminCall): Promise<{ close(): void }> {
   const digest = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)
   const socket = join(tmpdir(), `episodic-${digest}.sock`)
   rmSync(socket, { force: true })
@@ -49,7 +48,7 @@ export async function startControl(dataDir: string, url: string, call: AdminCall
     server.once('error', fail)
     server.listen({ path: socket, readableAll: false, writableAll: false }, done)
   })
-  const info: ControlInfo = { socket, pid: process.pid, url }
+  const info: ControlInfo = { socket, pid: process.pid }
   writeFileSync(infoFile(dataDir), JSON.stringify(info) + '\n', { mode: 0o600 })
   return {
     close() {
