@@ -2,7 +2,7 @@
  * Administration: clients, API keys and archiving. These are CLI verbs, never
  * HTTP endpoints (contract, "API keys"); the CLI calls them on the database
  * directly, or through the running server's control socket on the embedded
- * default (see src/cli/control.ts).
+ * default (see adapters/node/control.ts).
  */
 import { type Kysely, sql } from 'kysely'
 import { REVOCATION_CHANNEL } from '../db/notify.ts'
