@@ -164,6 +164,14 @@ describe('authenticator with both key headers', () => {
     expect(await auth().authenticate(new Headers({ 'x-service-key': key }))).toBe(clientId)
   })
 
+  it("reads X-Service-Key beside an Authorization of another scheme (a proxy's Basic gate), which alone is no key", async () => {
+    const headers = new Headers({ authorization: 'Basic dXNlcjpwYXNz', 'x-service-key': key })
+    expect(await auth().authenticate(headers)).toBe(clientId)
+    await expect(auth().authenticate(new Headers({ authorization: `Basic ${key}` }))).rejects.toMatchObject({ code: 'unauthorized' })
+    // A Bearer header that carries nothing is still a (bad) key, not another scheme.
+    await expect(auth().authenticate(new Headers({ authorization: 'Bearer', 'x-service-key': key }))).rejects.toMatchObject({ code: 'unauthorized' })
+  })
+
   it('refuses two different keys, even when each is valid: neither silently wins', async () => {
     const second = (await createKey({ db, sha256: NodeSha256 }, 'acme')).key
     await createClient({ db, sha256: NodeSha256 }, 'other-tenant')

@@ -62,17 +62,27 @@ const UNAUTHORIZED = 'missing or invalid API key'
 /**
  * Extracts the presented key from either header. When both are sent they must
  * carry the same key: two different keys (another client's, or a bad one
- * beside a good one) are refused rather than letting one silently win.
+ * beside a good one) are refused rather than letting one silently win. An
+ * `Authorization` of another scheme (`Basic`, from a proxy's own gate, say)
+ * is not ours to read: beside `X-Service-Key` the latter decides; alone it is
+ * no key at all.
  */
 export function presentedKey(headers: Headers): string | null {
-  const authorization = headers.get('authorization')
+  const authorization = headers.get('authorization')?.trim()
   const serviceKey = headers.get('x-service-key')?.trim() || null
-  if (authorization) {
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
+  if (authorization && BEARER.test(authorization)) {
+    const match = /^Bearer[ \t]+(\S+)$/i.exec(authorization)
     if (!match) return null
     return serviceKey === null || serviceKey === match[1] ? match[1]! : null
   }
   return serviceKey
+}
+
+const BEARER = /^Bearer(?:[ \t]|$)/i
+
+/** Whether the request offers an API key at all (a Bearer `Authorization` or `X-Service-Key`), rather than a session. */
+export function offersKey(headers: Headers): boolean {
+  return BEARER.test(headers.get('authorization')?.trim() ?? '') || headers.has('x-service-key')
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {

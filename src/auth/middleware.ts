@@ -14,7 +14,7 @@
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv, Deps } from '../context.ts'
 import { readSessionCookie } from '../auth/session.ts'
-import { presentedKey } from './authenticate.ts'
+import { offersKey, presentedKey } from './authenticate.ts'
 import { parseApiKey } from './keys.ts'
 
 /** Then, when configured, counts the request against its key's rate limit (`deps.limits.api`). */
@@ -35,7 +35,8 @@ function authenticated(deps: Pick<Deps, 'auth' | 'sessions'> & Partial<Pick<Deps
   return createMiddleware<AppEnv>(async (c, next) => {
     const headers = c.req.raw.headers
     const read = sessionReads && (c.req.method === 'GET' || c.req.method === 'HEAD')
-    const keyGiven = headers.has('authorization') || headers.has('x-service-key')
+    // A Basic Authorization (a proxy's gate the browser answers) is not a key: the session still counts.
+    const keyGiven = offersKey(headers)
     const session = read && !keyGiven ? await deps.sessions.verify(readSessionCookie(c)) : null
     c.set('clientId', session ? session.clientId : await deps.auth.authenticate(headers))
     const limit = deps.limits?.api

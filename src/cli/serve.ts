@@ -12,7 +12,7 @@ import { createClient, createKey } from '../admin/admin.ts'
 import type { EpisodicConfig } from '../config.ts'
 import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
-import { type EpisodicApp, internalDeps } from '../app.ts'
+import type { EpisodicApp } from '../app.ts'
 
 export async function serveCommand(config: EpisodicConfig, flags: { port?: string; host?: string }): Promise<number> {
   const port = flags.port === undefined ? config.port : Number(flags.port)

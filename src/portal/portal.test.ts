@@ -192,6 +192,8 @@ describe('sessions', () => {
     expect(write.status).toBe(401)
     // A key header wins over the cookie: a bad key is a 401 even with a good session.
     expect((await app.request(`${ORIGIN}/api/episodes`, { headers: { cookie, authorization: 'Bearer epk_bad' } })).status).toBe(401)
+    // A Basic Authorization is no key (a proxy's gate the browser answers on every request): the session still reads.
+    expect((await app.request(`${ORIGIN}/api/episodes`, { headers: { cookie, authorization: 'Basic dXNlcjpwYXNz' } })).status).toBe(200)
   })
 
   it('are refused by every ingest route, GETs included (resuming a multipart upload mints upload URLs)', async () => {
