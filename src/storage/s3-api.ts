@@ -49,6 +49,15 @@ export function createS3Api(options: S3ApiOptions): S3Api {
     return send(signed)
   }
 
+  /** Resolves when the bucket exists (HeadBucket); a missing bucket is a StorageError naming it. */
+  let bucketChecked: Promise<void> | undefined
+  async function headBucket(): Promise<void> {
+    const response = await call('HEAD', base)
+    if (response.status === 404) {
+      throw new StorageError('NoSuchBucket', 404, `bucket "${options.bucket}" does not exist at ${options.endpoint} (S3_BUCKET, S3_ENDPOINT)`)
+    }
+  }
+
   async function expectOk(response: Response, what: string): Promise<string> {
     const text = await response.text()
     // CompleteMultipartUpload may answer 200 with an <Error> body (S3 documents this).
@@ -107,7 +116,16 @@ export function createS3Api(options: S3ApiOptions): S3Api {
 
     async headObject(key) {
       const response = await call('HEAD', urlOf(key))
-      if (response.status === 404) return null
+      if (response.status === 404) {
+        // A HEAD's 404 has no body to tell a missing object from a missing bucket (a
+        // misconfigured S3_BUCKET would read as every artifact absent): ask the bucket once.
+        bucketChecked ??= headBucket()
+        await bucketChecked.catch((error: unknown) => {
+          bucketChecked = undefined // not remembered: the next 404 asks again
+          throw error
+        })
+        return null
+      }
       if (!response.ok) throw new StorageError(`HTTP${response.status}`, response.status, `HeadObject failed with ${response.status}`)
       return {
         size: Number(response.headers.get('content-length') ?? 0),
