@@ -67,15 +67,15 @@ describe('S3-compatible storage', () => {
       return new Response(null, { status: path === '/episodes' ? (bucket.exists ? 200 : 404) : 404 })
     }) as typeof globalThis.fetch
     const storage = createS3Storage({ ...options, fetch })
-    await expect(storage.head(key)).rejects.toMatchObject({
+    await expect(storage.head!(key)).rejects.toMatchObject({
       name: 'StorageError',
       code: 'NoSuchBucket',
       message: 'bucket "episodes" does not exist at https://acct.r2.cloudflarestorage.com/ (S3_BUCKET, S3_ENDPOINT)',
     })
     bucket.exists = true
     heads.length = 0
-    expect(await storage.head(key)).toBeNull()
-    expect(await storage.head('c1/e1/actions.npz')).toBeNull()
+    expect(await storage.head!(key)).toBeNull()
+    expect(await storage.head!('c1/e1/actions.npz')).toBeNull()
     // The bucket is asked about until it is found, then never again.
     expect(heads).toEqual(['/episodes/c1/e1/video.mp4', '/episodes', '/episodes/c1/e1/actions.npz'])
   })
