@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { AuthError, ConfigurationError, ConflictError, NotFoundError, TransportError } from '../src/client/errors.ts'
 import type { Observation } from '../src/replay/episode.ts'
-import { writeNpz } from '../src/replay/npz/index.ts'
+import { readNpz, writeNpz } from '../src/replay/npz/index.ts'
 import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
 import { baselineAction, DOF, recordBaseline, STEPS } from './helpers/baselines.ts'
 import { startService, type TestService } from './helpers/service.ts'
@@ -153,6 +153,24 @@ describe('replay harness', () => {
     const real = await createRun({ candidatePolicyVersion: 'dry2', baselineEpisodeIds: [baselines[0]!], client })
     await runAgainst(real, offsetPolicy(0), { dryRun: true })
     expect((await client.getEvalRun(real.id!)).results[0]!.status).toBe('pending')
+  })
+
+  it("uploadActions keeps a policy's whole-episode path (actEpisode) and uploads what it returned", async () => {
+    const run = await createRun({ candidatePolicyVersion: 'whole-episodes', baselineEpisodeIds: [baselines[0]!], client })
+    const policy = {
+      act: () => {
+        throw new Error('called step by step')
+      },
+      actEpisode: (obs: Observation, { steps }: { steps: number }) => {
+        const position = obs['/joint_states/position']!.data as Float64Array
+        return Array.from({ length: steps }, (_, s) => ({ '/joint_states/position': Array.from(position.subarray(s * DOF, (s + 1) * DOF), (x) => x * 2) }))
+      },
+    }
+    const [result] = await runAgainst(run, policy, { uploadActions: true, stderr: () => {} })
+    expect(result).toMatchObject({ status: 'done', error: null })
+    const uploaded = readNpz(await client.downloadArtifact(result!.replayEpisodeId!, 'actions'))['/joint_states/position']!
+    expect(uploaded.shape).toEqual([STEPS, DOF])
+    expect(uploaded.data[5 * DOF + 3]).toBe(baselineAction(5, 3) * 2)
   })
 
   it('refuses a run already completed before replaying anything: no orphan replay episode', async () => {

@@ -40,7 +40,7 @@ function stepValues(value: unknown): { shape: number[]; data: Float64Array } | n
  * await replayEpisode(capture.policy, input)
  * const npz = capture.archive() // Uint8Array of actions.npz, or null when nothing was returned
  */
-export function captureActions(policy: Policy): { policy: Policy; archive(): Uint8Array | null } {
+export function captureActions(policy: Policy): { policy: Policy; record(action: Action): void; archive(): Uint8Array | null } {
   const tracks = new Map<string, Track>()
   const keep = (action: Action) => {
     if (action === null || typeof action !== 'object') return
@@ -61,6 +61,8 @@ export function captureActions(policy: Policy): { policy: Policy; archive(): Uin
   }
   return {
     policy: wrapped,
+    /** Records one step's action returned another way (a whole episode's, in step order). */
+    record: keep,
     archive() {
       const arrays: Record<string, { dtype: 'float64'; shape: number[]; data: Float64Array }> = {}
       for (const [key, track] of tracks) {

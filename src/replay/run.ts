@@ -231,7 +231,17 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       // --upload-actions: this episode's actions are kept as the policy returns them.
       const capture = options.uploadActions && !dryRun ? captureActions((o, c) => policy.act(o, c)) : null
       const episodePolicy: PolicyObject = capture
-        ? { act: capture.policy, reset: policy.reset && ((c) => policy.reset!(c)), pipelineDepth: policy.pipelineDepth }
+        ? {
+          act: capture.policy,
+          reset: policy.reset && ((c) => policy.reset!(c)),
+          pipelineDepth: policy.pipelineDepth,
+          // A whole episode at a time where the policy can (a Python policy: one frame each way), recorded as it returns.
+          actEpisode: policy.actEpisode && (async (o, c) => {
+            const actions = await policy.actEpisode!(o, c)
+            if (Array.isArray(actions)) { for (const action of actions) capture.record(action) }
+            return actions
+          }),
+        }
         : policy
       const replay = await replayEpisode(episodePolicy, {
         actions: fetched.actions,
