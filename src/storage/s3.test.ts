@@ -61,10 +61,10 @@ describe('S3-compatible storage', () => {
   it('tells a missing bucket from a missing object: a HEAD 404 asks the bucket once, and a missing one is a StorageError', async () => {
     const heads: string[] = []
     const bucket = { exists: false }
-    const fetch = (async (request: Request) => {
+    const fetch = ((request: Request) => {
       const path = new URL(request.url).pathname
       heads.push(path)
-      return new Response(null, { status: path === '/episodes' ? (bucket.exists ? 200 : 404) : 404 })
+      return Promise.resolve(new Response(null, { status: path === '/episodes' ? (bucket.exists ? 200 : 404) : 404 }))
     }) as typeof globalThis.fetch
     const storage = createS3Storage({ ...options, fetch })
     await expect(storage.head!(key)).rejects.toMatchObject({
