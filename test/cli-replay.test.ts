@@ -32,6 +32,7 @@ beforeAll(async () => {
     join(dir, 'policy.mjs'),
     `export const policies = { v2: { act: (obs) => ({ '/joint_states/position': Array.from(obs['/joint_states/position'].data, (x) => x + 0.01) }) } }
 export const crash = () => { throw new Error('boom') }
+export const slow = async (obs) => (await new Promise((r) => setTimeout(r, 200)), { '/joint_states/position': obs['/joint_states/position'].data })
 export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { collision_count: 0, reward_total: 11, time_to_goal_s: 4 } })
 `,
   )
@@ -292,3 +293,23 @@ describe('episodic replay run', () => {
     expect(replay.stdout).toMatch(/^verdict: (SHIP|HOLD|INCONCLUSIVE)/m)
   })
 })
+
+it('Ctrl-C says which eval run stays pending and with how many results, and exits 130', async () => {
+  const [command, prefix] = await builtCli()
+  const child = spawn(command, [...prefix, 'replay', 'run', '--policy', './policy.mjs:slow', ...common()], { cwd: dir, env: userEnv({}) })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  // 20 steps of 200 ms: the second episode is 4 s from done when the first one's line appears.
+  await new Promise<void>((resolve) => {
+    child.stdout.on('data', (d) => {
+      stdout += d
+      if (stdout.includes('[1/2]')) resolve()
+    })
+  })
+  child.kill('SIGINT')
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
+  const runId = /^eval run ([0-9a-f-]{36}) /m.exec(stdout)![1]!
+  expect(code).toBe(130)
+  expect(stderr).toContain(`episodic: interrupted; eval run ${runId} stays pending with 1 of 2 results (${svc.url}/portal/eval-runs/${runId})`)
+}, 60_000)

@@ -26,6 +26,8 @@ export const EXIT = {
   inconclusive: 7,
   /** `replay run` where every episode failed: nothing was compared. */
   allFailed: 8,
+  /** Ctrl-C (SIGINT), as shells report a death by that signal. */
+  interrupted: 130,
 } as const
 
 /** A failure the CLI reports as one line and an exit code (no stack). */

@@ -11,7 +11,8 @@ export const EXIT_CODES = `Exit codes:
   5  transport error (network failure to the service, PostgreSQL or object storage)
   6  replay run --fail-on-hold and the verdict was "hold"
   7  replay run --fail-on-hold and the verdict was "inconclusive"
-  8  replay run where every episode failed (nothing was compared)`
+  8  replay run where every episode failed (nothing was compared)
+  130 interrupted (Ctrl-C)`
 
 export const HELP: Record<string, string> = {
   main: `episodic: record robot runs and regression-test new policies against them.

@@ -89,6 +89,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   // human progress lines go to stderr.
   const json = Boolean(values.json)
   const say = json ? (line: string) => err(line) : (line: string) => out(line)
+  let onSigint: (() => void) | undefined
   try {
     // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
     await policy.open?.()
@@ -108,6 +109,16 @@ export async function replayCommand(argv: string[]): Promise<number> {
     })
     say(headerLine(run))
     say(runLine(run))
+    // Ctrl-C: say where the run stands instead of vanishing (a recorded run keeps the results so far and stays pending).
+    onSigint = () => {
+      err(
+        run.id === null
+          ? 'episodic: interrupted (a dry run: nothing was stored)'
+          : `episodic: interrupted; eval run ${run.id} stays pending with ${run.results.length} of ${ids.length} results (${run.portalUrl})`,
+      )
+      process.exit(EXIT.interrupted)
+    }
+    process.once('SIGINT', onSigint)
     const results = await runAgainst(run, policy, {
       dryRun,
       uploadActions: Boolean(values['upload-actions']),
@@ -129,6 +140,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   } catch (error) {
     throw asCliError(error)
   } finally {
+    if (onSigint) process.off('SIGINT', onSigint)
     await policy.close?.()
   }
 }

@@ -55,8 +55,6 @@ const OPTIONS = {
 } as const
 
 const KINDS: ArtifactKind[] = ['video', 'sensors', 'actions']
-/** Exit code after Ctrl-C, as shells report a SIGINT death. */
-const INTERRUPTED = 130
 
 export async function uploadCommand(argv: string[]): Promise<number> {
   let values
@@ -114,8 +112,8 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   const started = new Map<ArtifactKind, string>()
   const stop = new AbortController()
   const onSigint = () => {
-    if (stop.signal.aborted) process.exit(INTERRUPTED)
-    stop.abort(new CliError('interrupted', INTERRUPTED))
+    if (stop.signal.aborted) process.exit(EXIT.interrupted)
+    stop.abort(new CliError('interrupted', EXIT.interrupted))
   }
   process.on('SIGINT', onSigint)
   let episodeId: string | undefined
@@ -163,7 +161,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
           ? 'episodic: interrupted; the unfinished uploads were aborted'
           : `episodic: interrupted; run the same command again (same --idempotency-key) to resume`,
       )
-      return INTERRUPTED
+      return EXIT.interrupted
     }
     throw asCliError(error)
   } finally {

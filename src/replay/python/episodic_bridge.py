@@ -44,6 +44,7 @@ import inspect
 import json
 import math
 import os
+import signal
 import struct
 import sys
 import traceback
@@ -118,6 +119,16 @@ def write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def flush(fd, answers):
+    """Writes the answers held so far; False when episodic is gone (its end of the pipe closed)."""
+    try:
+        write_all(fd, b"".join(answers))
+    except BrokenPipeError:
+        return False
+    answers.clear()
+    return True
 
 
 def frame(kind, body):
@@ -333,6 +344,9 @@ def error_text():
 
 
 def main():
+    # Ctrl-C in the terminal reaches this process too: episodic decides what stops (and says
+    # so); the bridge ends quietly when its input closes instead of printing a KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     fd_in, fd_out = os.dup(0), os.dup(1)
     wider_pipe(fd_in)
     wider_pipe(fd_out)
@@ -346,19 +360,17 @@ def main():
     with_context = reset_with_context = False
     episodes = {}
     while True:
-        if answers and not frames.ready():
-            write_all(fd_out, b"".join(answers))
-            answers.clear()
+        if answers and not frames.ready() and not flush(fd_out, answers):
+            return
         try:
             body = frames.next()
         except EOFError:
             return
         kind = body[0:1]
-        if answers and kind in (b"P", b"R"):
-            # Out before the policy's code runs: if it takes the process down, every request
-            # answered so far has its answer, and episodic knows which one was running.
-            write_all(fd_out, b"".join(answers))
-            answers.clear()
+        # Out before the policy's code runs: if it takes the process down, every request
+        # answered so far has its answer, and episodic knows which one was running.
+        if answers and kind in (b"P", b"R") and not flush(fd_out, answers):
+            return
         try:
             if kind == b"P":
                 index, steps, _ = STEP.unpack_from(body, 1)
