@@ -147,9 +147,10 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
     })
     expect(rows[baselines[0]!]).toEqual(js[baselines[0]!])
     expect(rows[baselines[2]!]).toEqual(js[baselines[2]!])
-    const misused = await cli(['--policy', './policies.mjs:offset', '--policy-timeout', '1', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
-    expect(misused.code).toBe(2)
-    expect(misused.stderr).toContain('--policy-timeout applies to a Python policy or a policy server')
+    // A JavaScript policy's promise is timed the same way (the late promise is given up on).
+    const javascript = await stored(['--policy', './policies.mjs:hangs', '--policy-timeout', '1'], 'js-hangs')
+    expect(javascript.rows[baselines[1]!]).toMatchObject({ status: 'failed', error: 'PolicyTimeout: the policy did not answer within 1 s (episode 1, step 2)' })
+    expect(javascript.rows[baselines[2]!]).toEqual(js[baselines[2]!])
     expect(
       (await cli(['--policy', 'py:lab.numpy_policy:offset', '--policy-timeout', '0', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])).code,
     ).toBe(2)

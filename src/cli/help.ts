@@ -159,9 +159,10 @@ Options:
   --json                     print one JSON document on stdout (the run, each episode's
                              result, the summary); progress lines go to stderr
   --python PATH              interpreter for a Python policy (default python3 on PATH)
-  --policy-timeout SECONDS   a Python policy or policy server that takes longer over one
-                             step fails that episode; its process is stopped or the
-                             connection closed, and the next episode starts afresh
+  --policy-timeout SECONDS   a policy that takes longer over one step fails that episode
+                             and the run goes on: a Python policy's process is stopped,
+                             a policy server's connection closed; a JavaScript policy's
+                             promise is given up on (a synchronous step is not timed)
                              (default: no limit)
   --obs-map FROM=TO,...      rename observation keys sent to a policy server
   --action-map FROM=TO,...   rename a policy server's reply keys to action namespaces

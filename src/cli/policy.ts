@@ -16,6 +16,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { EpisodeContext, PolicyObject } from '../replay/policy.ts'
 import { pythonPolicy } from '../replay/python/policy.ts'
+import { timedPolicy } from '../replay/timed-policy.ts'
 import { parseKeyMap } from '../replay/websocket/key-map.ts'
 import type { WebSocketConstructor } from '../replay/websocket/policy.ts'
 import { configError, usageError } from './exit.ts'
@@ -31,7 +32,7 @@ export interface LoadPolicyOptions {
   actionMap?: string
   /** `--action-horizon`: the policy server answers with chunks of this many steps. */
   actionHorizon?: number
-  /** `--policy-timeout` in milliseconds: a Python policy or policy server that takes longer over a step fails the episode. */
+  /** `--policy-timeout` in milliseconds: a policy that takes longer over a step fails the episode (a JavaScript one: its promise). */
   timeoutMs?: number
   /** `--prompt`: sent as `prompt` with each observation (the fallback for `promptField`). */
   prompt?: string
@@ -82,9 +83,9 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
     return pythonPolicy({ module: python, python: options.python, cwd, timeoutMs: options.timeoutMs })
   }
   if (options.python) throw usageError('--python applies to a Python policy (--policy py:package.module:attr or file.py:attr)', 'replay')
-  // A JavaScript policy runs on the CLI's own thread: a step that never returns cannot be interrupted.
-  if (options.timeoutMs !== undefined) throw usageError('--policy-timeout applies to a Python policy or a policy server', 'replay')
-  return await loadJavaScriptPolicy(spec, cwd)
+  const policy = await loadJavaScriptPolicy(spec, cwd)
+  // On the CLI's own thread only a step's promise can be given up on (a synchronous step that never returns cannot).
+  return options.timeoutMs === undefined ? policy : timedPolicy(policy, options.timeoutMs)
 }
 
 async function loadJavaScriptPolicy(spec: string, cwd: string): Promise<PolicyObject> {

@@ -19,6 +19,7 @@ export { recordEpisode, type RecordEpisodeInput } from './record.ts'
 export { type EpisodeInput, replayEpisode } from './episode.ts'
 export type { Action, CandidatePolicy, EpisodeContext, Observation, Policy, PolicyObject, StepContext } from './policy.ts'
 export type { PrefetchOptions } from './prefetch.ts'
+export { PolicyTimeout, timedPolicy } from './timed-policy.ts'
 export { type PythonPolicy, pythonPolicy, PythonPolicyError, type PythonPolicyInfo, type PythonPolicyOptions, PythonPolicyTimeout } from './python/policy.ts'
 export type { BridgeProcess, ChildLike, ChildProcessModule, SpawnBridge, StreamLike } from './python/process.ts'
 export {
