@@ -228,6 +228,20 @@ describeWithPython(
       expect(rows[baselines[2]!]!.status).toBe('done')
     }, TIMEOUT)
 
+    it('with --concurrency, a server exception fails only its own episode: the other one in flight goes on on a new connection', async () => {
+      const url = await startServer(['--fail-at', '25'])
+      const js = await twin('offset')
+      const { rows } = await stored(['--policy', url, ...maps, '--concurrency', '2'], 'server-fail-c2')
+      const failed = baselines.filter((id) => rows[id]!.status === 'failed')
+      expect(failed).toHaveLength(1)
+      expect(rows[failed[0]!]!.error).toContain('RuntimeError: policy server failure on request 25')
+      for (const id of baselines.filter((id) => !failed.includes(id))) {
+        const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
+        const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
+        expect(server).toEqual(reference)
+      }
+    }, TIMEOUT)
+
     it('--policy-timeout: a server that stops answering fails that episode; the next episode reconnects', async () => {
       const url = await startServer(['--stall-at', '25'])
       const { rows } = await stored(['--policy', url, ...maps, '--policy-timeout', '1'], 'server-stall')

@@ -130,6 +130,15 @@ interface Waiter {
   resolve(message: Uint8Array): void
   reject(error: Error): void
   where: string
+  /** The episode the step belongs to: a failure of another episode's step only makes it a bystander. */
+  episode: number
+}
+
+/** A step that waited on a connection another episode's failure closed: it may be sent again on a new one. */
+class Bystander extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message)
+  }
 }
 
 /**
@@ -155,7 +164,6 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   if (!(timeoutMs > 0)) throw new ConfigurationError(`websocketPolicy: timeoutMs must be a positive number (got ${options.timeoutMs})`)
   let connection: Connection | null = null
   let connecting: Promise<Connection> | null = null
-  let lastFailure: Error | null = null
 
   // Times the oldest infer only: the ones behind it wait for the server's queue, not for one inference.
   const watch = (conn: Connection) => {
@@ -166,13 +174,14 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   }
   const expire = (conn: Connection, head: Waiter) => {
     const seconds = +(timeoutMs / 1000).toPrecision(3)
-    conn.failure = lastFailure = new PolicyServerTimeout(
+    conn.failure = new PolicyServerTimeout(
       `policy server ${options.url} did not answer within ${seconds} s (${head.where}); the connection was closed`,
     )
+    conn.failedEpisode = head.episode
     if (connection === conn) connection = null
     const waiting = conn.waiters
     conn.waiters = []
-    for (const waiter of waiting) waiter.reject(conn.failure)
+    for (const waiter of waiting) waiter.reject(failureFor(conn, waiter))
     conn.ws.close(1000, 'no answer in time')
   }
 
@@ -180,7 +189,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     new Promise((resolve, reject) => {
       const ws = options.headers ? new Socket(options.url, { headers: options.headers }) : new Socket(options.url)
       ws.binaryType = 'arraybuffer'
-      const conn: Connection = { ws, waiters: [], failure: null, timer: undefined }
+      const conn: Connection = { ws, waiters: [], failure: null, failedEpisode: null, timer: undefined }
       let greeted = false
       ws.addEventListener('message', (event) => {
         if (!greeted) {
@@ -201,7 +210,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         if (typeof event.data === 'string') {
           // openpi's server: a text frame is the traceback of an exception, and it closes next;
           // this connection is done, the next episode opens a new one.
-          conn.failure = lastFailure = new PolicyServerError(event.data, waiter.where)
+          conn.failure = new PolicyServerError(event.data, waiter.where)
+          conn.failedEpisode = waiter.episode
           if (connection === conn) connection = null
           waiter.reject(conn.failure)
         } else waiter.resolve(asBytes(event.data))
@@ -217,12 +227,11 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         if (connection === conn) connection = null
         if (!greeted) reject(new ConfigurationError(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
         const closed = `policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`
-        lastFailure = conn.failure ?? new Error(closed)
         const pending = conn.waiters
         conn.waiters = []
         clearTimeout(conn.timer)
-        // Each step still waiting learns which one it was.
-        for (const waiter of pending) waiter.reject(conn.failure ?? new Error(`${closed} at ${waiter.where}`))
+        // Each step still waiting learns which one it was; another episode's steps may be sent again.
+        for (const waiter of pending) waiter.reject(conn.failure ? failureFor(conn, waiter) : new Error(`${closed} at ${waiter.where}`))
       })
     })
   const ensureOpen = async (): Promise<void> => {
@@ -238,17 +247,24 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
 
   /** One `infer` round trip: the server's answer, keys renamed. */
   const infer = async (observation: Observation, context: StepContext): Promise<Action> => {
-    const conn = connection
-    if (!conn) throw lastFailure ?? new Error(`not connected to policy server ${options.url}`)
     const prompt = prompts.get(context.episodeIndex)
     const sent: Record<string, unknown> = prompt === undefined ? observation : { ...observation, prompt }
     const message = packObservation(renameKeys(sent, options.observationKeys))
     const where = `episode ${context.episodeIndex}, step ${context.step}`
-    const reply = await new Promise<Uint8Array>((resolve, reject) => {
-      conn.waiters.push({ resolve, reject, where })
-      if (conn.waiters.length === 1) watch(conn)
-      conn.ws.send(message)
-    })
+    const ask = async (): Promise<Uint8Array> => {
+      // Another episode's failure closed the connection: this step goes out on a new one.
+      if (!connection) await ensureOpen()
+      const conn = connection!
+      return await new Promise<Uint8Array>((resolve, reject) => {
+        conn.waiters.push({ resolve, reject, where, episode: context.episodeIndex })
+        if (conn.waiters.length === 1) watch(conn)
+        conn.ws.send(message)
+      })
+    }
+    // Sent once more when it only waited behind another episode's failed step (openpi's infer holds no state).
+    const reply = await ask().catch((error: unknown) =>
+      error instanceof Bystander ? ask().catch((again: unknown) => Promise.reject(again instanceof Bystander ? again.cause : again)) : Promise.reject(error)
+    )
     let action: unknown
     try {
       action = unpackReply(reply)
@@ -336,8 +352,16 @@ interface Connection {
   ws: WebSocketLike
   waiters: Waiter[]
   failure: Error | null
+  /** The episode whose step the failure belongs to. */
+  failedEpisode: number | null
   /** Fails the oldest waiter when `timeoutMs` passes without an answer. */
   timer: ReturnType<typeof setTimeout> | undefined
+}
+
+/** The failure as a waiter on `conn` gets it: its own episode's, or a `Bystander`'s of another's. */
+function failureFor(conn: Connection, waiter: Waiter): Error {
+  const failure = conn.failure!
+  return conn.failedEpisode !== null && waiter.episode !== conn.failedEpisode ? new Bystander(failure) : failure
 }
 
 function asBytes(data: unknown): Uint8Array {
