@@ -254,7 +254,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     const ask = async (): Promise<Uint8Array> => {
       // Another episode's failure closed the connection: this step goes out on a new one.
       if (!connection) await ensureOpen()
-      const conn = connection!
+      const conn = connection
+      if (!conn) throw new Error(`policy server ${options.url} closed the connection again at ${where}`)
       return await new Promise<Uint8Array>((resolve, reject) => {
         conn.waiters.push({ resolve, reject, where, episode: context.episodeIndex })
         if (conn.waiters.length === 1) watch(conn)
