@@ -6,7 +6,7 @@
  * twin of the policy (test/fixtures/policies/policies.mjs) produces.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -154,6 +154,30 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
     expect(
       (await cli(['--policy', 'py:lab.numpy_policy:offset', '--policy-timeout', '0', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])).code,
     ).toBe(2)
+  }, TIMEOUT)
+
+  it('a crash is noticed even while a process the policy forked still holds the output pipe', async () => {
+    const policy = pythonPolicy({ module: 'lab.numpy_policy:forks_then_crashes', python: BRIDGE_PYTHON, cwd: dir })
+    const started = Date.now()
+    try {
+      const run = await createRun({ candidatePolicyVersion: 'forked', baselineEpisodeIds: baselines, client, dryRun: true })
+      const results = await runAgainst(run, policy, { stderr: () => {} })
+      expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done'])
+      expect(results[1]!.error).toBe('Error: the Python policy process exited (code 3); see its output above')
+      // Not held until the worker's 60 s sleep ends.
+      expect(Date.now() - started).toBeLessThan(45_000)
+    } finally {
+      await policy.close()
+      const pidFile = join(dir, 'forked.pid')
+      if (existsSync(pidFile)) {
+        try {
+          process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL')
+        } catch {
+          // already gone
+        }
+        rmSync(pidFile)
+      }
+    }
   }, TIMEOUT)
 
   it('with --concurrency, a crash fails only the episode that caused it; the ones queued behind it run on the new process', async () => {

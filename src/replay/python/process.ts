@@ -47,8 +47,8 @@ export interface ChildLike {
   stdin: (StreamLike & { write(data: Uint8Array): boolean; end(): void; cork(): void; uncork(): void }) | null
   /** The child's standard output; replies arrive here. */
   stdout: StreamLike | null
-  /** Listens once for the child's end (`close`: exited, its output read to the end) or its failure to start. */
-  once(event: 'close' | 'error', listener: (...args: never[]) => void): unknown
+  /** Listens once for the child's exit or its failure to start. */
+  once(event: 'exit' | 'error', listener: (...args: never[]) => void): unknown
   /** Keeps the runtime alive while the child runs. */
   ref(): void
   /** Lets the runtime exit although the child runs. */
@@ -56,6 +56,9 @@ export interface ChildLike {
   /** Sends the child a signal. */
   kill(signal: 'SIGKILL'): unknown
 }
+
+/** How long after the child's exit its output may still be read before the exit is reported. */
+const OUTPUT_GRACE_MS = 1000
 
 /** A `SpawnBridge` over a `child_process` module. */
 export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBridge {
@@ -71,9 +74,21 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
       for (const listener of exitListeners) listener(code, error)
     }
     child.once('error', (error: Error) => exit(null, error))
-    // 'close', not 'exit': 'exit' can come while answers the child wrote before dying are still
-    // unread in the pipe, and the request they answer would be blamed for the crash.
-    child.once('close', (code: number | null) => exit(code))
+    // Reported once the child's output is read to its end: 'exit' can come while answers it wrote
+    // before dying are still in the pipe, and the request they answer would be blamed for the crash.
+    // But a process the policy forked (a PyTorch DataLoader worker) may hold the pipe open after the
+    // bridge is gone, so the end of output is waited for only briefly.
+    let ended = false
+    let exitCode: number | null | undefined
+    stdout.on('end', () => {
+      ended = true
+      if (exitCode !== undefined) exit(exitCode)
+    })
+    child.once('exit', (code: number | null) => {
+      exitCode = code
+      if (ended) exit(code)
+      else setTimeout(() => exit(code), OUTPUT_GRACE_MS)
+    })
     // A dead child makes writes fail with EPIPE; the exit listener reports it.
     stdin.on('error', () => {})
     // Frames written in one turn of the event loop (a pipelined replay refills its window after
