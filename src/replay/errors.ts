@@ -31,3 +31,25 @@ export function withoutStack<E extends Error>(error: E): E {
   error.stack = `${error.name}: ${error.message}`
   return error
 }
+
+/**
+ * A request that waited behind the one that took a remote policy down (a
+ * crashed Python process, a policy server's connection closed after another
+ * episode's error): it never ran, so it may be sent again. Internal to the
+ * policy that raises it; `retried` turns it back into its cause.
+ */
+export class Bystander extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message)
+  }
+}
+
+/** `again()` once when `error` is a `Bystander`; otherwise, or when that fails the same way, the underlying error. */
+export async function retried<T>(error: unknown, again: () => Promise<T>): Promise<T> {
+  if (!(error instanceof Bystander)) throw error
+  try {
+    return await again()
+  } catch (second) {
+    throw second instanceof Bystander ? second.cause : second
+  }
+}

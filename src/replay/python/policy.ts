@@ -9,7 +9,7 @@
 import { runtimeEnvironment } from '../../client/environment.ts'
 import { ConfigurationError } from '../../client/errors.ts'
 import { stepView } from '../npz/index.ts'
-import { withoutStack } from '../errors.ts'
+import { Bystander, retried, withoutStack } from '../errors.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { bodyText, decodeAction, decodeBatch, jsonFrame, KIND, StepEncoder } from './frames.ts'
 import { type BridgeProcess, childProcessSpawner, type SpawnBridge } from './process.ts'
@@ -84,7 +84,7 @@ export class PythonPolicyTimeout extends Error {
   /** Builds the error; `message` names the limit and the step or episode. */
   constructor(message: string) {
     super(message)
-    this.stack = `${this.name}: ${message}`
+    withoutStack(this)
   }
 }
 
@@ -280,23 +280,6 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     },
   }
   return policy
-}
-
-/** A request that waited behind the one that took the process down: it never ran. */
-class Bystander extends Error {
-  constructor(override readonly cause: Error) {
-    super(cause.message)
-  }
-}
-
-/** `again()` once when `error` is a `Bystander`'s; otherwise, or when that fails the same way, the error itself. */
-async function retried<T>(error: unknown, again: () => Promise<T>): Promise<T> {
-  if (!(error instanceof Bystander)) throw error
-  try {
-    return await again()
-  } catch (second) {
-    throw second instanceof Bystander ? second.cause : second
-  }
 }
 
 /** An episode through `act`, `pipelineDepth` steps in flight, for episodes too large for one frame. */

@@ -13,6 +13,7 @@
  * episode, and step s gets row `s mod H` of every array in the last answer.
  */
 import { ConfigurationError } from '../../client/errors.ts'
+import { Bystander, retried, withoutStack } from '../errors.ts'
 import { stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { isNdArray, packObservation, unpackReply } from './msgpack-numpy.ts'
@@ -122,7 +123,7 @@ export class PolicyServerTimeout extends Error {
   /** Builds the error; `message` names the limit and the step. */
   constructor(message: string) {
     super(message)
-    this.stack = `${this.name}: ${message}`
+    withoutStack(this)
   }
 }
 
@@ -132,13 +133,6 @@ interface Waiter {
   where: string
   /** The episode the step belongs to: a failure of another episode's step only makes it a bystander. */
   episode: number
-}
-
-/** A step that waited on a connection another episode's failure closed: it may be sent again on a new one. */
-class Bystander extends Error {
-  constructor(override readonly cause: Error) {
-    super(cause.message)
-  }
 }
 
 /**
@@ -263,9 +257,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       })
     }
     // Sent once more when it only waited behind another episode's failed step (openpi's infer holds no state).
-    const reply = await ask().catch((error: unknown) =>
-      error instanceof Bystander ? ask().catch((again: unknown) => Promise.reject(again instanceof Bystander ? again.cause : again)) : Promise.reject(error)
-    )
+    const reply = await ask().catch((error: unknown) => retried(error, ask))
     let action: unknown
     try {
       action = unpackReply(reply)
