@@ -8,8 +8,9 @@
  */
 import { spawnSync } from 'node:child_process'
 import { describeRequiring } from './requires.ts'
+import { realPython } from './python.ts'
 
-export const BRIDGE_PYTHON = process.env.PYTHON ?? 'python3'
+export const BRIDGE_PYTHON = realPython(process.env.PYTHON ?? 'python3')
 export const SERVER_PYTHON = process.env.POLICY_SERVER_PYTHON ?? '/usr/bin/python3'
 
 function has(python: string, modules: string[]): boolean {
