@@ -294,7 +294,7 @@ describe('episodic replay run', () => {
   })
 })
 
-it('Ctrl-C says which eval run stays pending and with how many results, and exits 130', async () => {
+it('Ctrl-C says which eval run stays pending and how to go on; --resume replays only the baselines left, then finalizes', async () => {
   const [command, prefix] = await builtCli()
   const child = spawn(command, [...prefix, 'replay', 'run', '--policy', './policy.mjs:slow', ...common()], { cwd: dir, env: userEnv({}) })
   let stdout = ''
@@ -312,4 +312,52 @@ it('Ctrl-C says which eval run stays pending and with how many results, and exit
   const runId = /^eval run ([0-9a-f-]{36}) /m.exec(stdout)![1]!
   expect(code).toBe(130)
   expect(stderr).toContain(`episodic: interrupted; eval run ${runId} stays pending with 1 of 2 results (${svc.url}/portal/eval-runs/${runId})`)
+  expect(stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:slow`)
+  const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+  const before = await client.getEvalRun(runId)
+  expect(before.results.map((r) => r.status)).toEqual(['done', 'pending'])
+
+  const resumed = await cli(['--policy', './policy.mjs:policies.v2.act', '--resume', runId, '--json'])
+  expect(resumed.code, resumed.stderr).toBe(0)
+  expect(resumed.stderr).toContain('replay run: candidate cand-v2 vs baseline base-v1, 2 episodes')
+  expect(resumed.stderr).toContain('resuming: 1 of 2 episodes already have a result; replaying the other 1')
+  expect(resumed.stderr).not.toContain('[1/2]')
+  expect(resumed.stderr).toMatch(new RegExp(`^\\[2/2\\] ${baselines[1]} -> [0-9a-f]{8}$`, 'm'))
+  const report = JSON.parse(resumed.stdout)
+  expect(report.eval_run_id).toBe(runId)
+  // Every row of the run, the earlier attempt's too, and the rollup over both.
+  expect(report.results.map((r: { baseline_episode_id: string; status: string }) => [r.baseline_episode_id, r.status])).toEqual([[baselines[0], 'done'], [
+    baselines[1],
+    'done',
+  ]])
+  expect(report.results[0].replay_episode_id).toBe(before.results[0]!.replay_episode_id)
+  expect(report.summary.success_rate.n).toBe(2)
+  const after = await client.getEvalRun(runId)
+  expect(after.status).toBe('completed')
+  expect(after.results[0]).toEqual(before.results[0])
+  // The slow policy's episode (+0) and v2's (+0.01 on every joint) both count.
+  expect(after.results[1]!.metrics!.action_l2_mean).toBeGreaterThan(0)
+  expect(after.results[0]!.metrics!.action_l2_mean).toBe(0)
+
+  // Nothing is left to resume: a usage error, and the run is unchanged.
+  const again = await cli(['--policy', './policy.mjs:policies.v2.act', '--resume', runId])
+  expect(again.code).toBe(2)
+  expect(again.stderr).toContain(`--resume: eval run ${runId} is already completed`)
+  expect((await client.getEvalRun(runId)).updated_at).toBe(after.updated_at)
 }, 60_000)
+
+it('--resume: a malformed id, or a flag that shapes a new run beside it, is a usage error; an unknown run exits 4', async () => {
+  const policy = ['--policy', './policy.mjs:policies.v2.act']
+  const malformed = await cli([...policy, '--resume', 'nope'])
+  expect(malformed.code).toBe(2)
+  expect(malformed.stderr).toContain('--resume: "nope" is not an eval run id (a UUID)')
+  const id = '0190a6d2-0000-7000-8000-000000000000'
+  for (const extra of [['--candidate-version', 'v3'], ['--baseline-episodes', baselines[0]!], ['--dry-run'], ['--min-episodes', '3']]) {
+    const r = await cli([...policy, '--resume', id, ...extra])
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toContain(`--resume goes on with the run as it was created: drop ${extra[0]}`)
+  }
+  const unknown = await cli([...policy, '--resume', id])
+  expect(unknown.code, unknown.stderr).toBe(4)
+  expect(unknown.stderr).toContain('not found')
+})

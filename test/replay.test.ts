@@ -8,17 +8,18 @@ import { EpisodicClient } from '../src/client/client.ts'
 import { AuthError, ConfigurationError, ConflictError, NotFoundError, TransportError } from '../src/client/errors.ts'
 import type { Observation } from '../src/replay/episode.ts'
 import { readNpz, writeNpz } from '../src/replay/npz/index.ts'
-import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
+import { completeRun, createRun, resumeRun, runAgainst } from '../src/replay/run.ts'
 import { baselineAction, DOF, recordBaseline, STEPS } from './helpers/baselines.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
 let svc: TestService
 let client: EpisodicClient
 let baselines: string[]
+let key: string
 
 beforeAll(async () => {
   svc = await startService('pglite')
-  const { key } = await svc.newTenant('robots')
+  ;({ key } = await svc.newTenant('robots'))
   client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
   baselines = [
     await recordBaseline(client),
@@ -153,6 +154,8 @@ describe('replay harness', () => {
     const real = await createRun({ candidatePolicyVersion: 'dry2', baselineEpisodeIds: [baselines[0]!], client })
     await runAgainst(real, offsetPolicy(0), { dryRun: true })
     expect((await client.getEvalRun(real.id!)).results[0]!.status).toBe('pending')
+    expect(real.results).toEqual([])
+    expect((await runAgainst(real, offsetPolicy(0))).map((r) => r.status)).toEqual(['done'])
   })
 
   it("uploadActions keeps a policy's whole-episode path (actEpisode) and uploads what it returned", async () => {
@@ -183,6 +186,47 @@ describe('replay harness', () => {
     await expect(late).rejects.toThrow(`eval run ${run.id} is already completed`)
     expect(calls).toBe(0)
     expect((await client.listEpisodes({ source: 'replay', limit: 200 })).items.length).toBe(episodesBefore)
+  })
+
+  it('resumeRun goes on with a run a network failure stopped: only the baselines without a result replay', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'resumed', baselineEpisodeIds: baselines, client, minEpisodes: 2, maxOodActionShare: 0.5 })
+    // The service goes away after the first result is stored: the run stops (TransportError) and stays pending.
+    let results = 0
+    const flaky = new EpisodicClient({
+      apiKey: key,
+      baseUrl: svc.url,
+      fetch: (input, init) => {
+        const url = String(input instanceof Request ? input.url : input)
+        if (url.endsWith('/result') && ++results > 1) return Promise.reject(new TypeError('fetch failed'))
+        return fetch(input, init)
+      },
+    })
+    await expect(runAgainst({ ...run, client: flaky }, offsetPolicy(0.1))).rejects.toBeInstanceOf(TransportError)
+    expect((await client.getEvalRun(run.id!)).results.map((r) => r.status)).toEqual(['done', 'pending', 'pending'])
+
+    const again = await resumeRun({ evalRunId: run.id!, client })
+    expect(again).toMatchObject({
+      id: run.id,
+      name: 'resumed',
+      candidatePolicyVersion: 'resumed',
+      baselineEpisodeIds: baselines,
+      minEpisodes: 2,
+      maxOodActionShare: 0.5,
+    })
+    expect(again.results).toEqual([expect.objectContaining({ index: 1, total: 3, baselineEpisodeId: baselines[0], status: 'done' })])
+    const replayed: string[] = []
+    const fresh = await runAgainst(again, (obs, step) => (step.step === 0 && replayed.push(step.baselineEpisodeId), offsetPolicy(0.1)(obs)), { concurrency: 2 })
+    expect(replayed.sort()).toEqual([baselines[1], baselines[2]].sort())
+    expect(fresh.map((r) => [r.index, r.baselineEpisodeId])).toEqual([[2, baselines[1]], [3, baselines[2]]])
+    expect(again.results.map((r) => r.index)).toEqual([1, 2, 3])
+    // A second call finds nothing left to replay.
+    expect(await runAgainst(again, () => ({}))).toEqual([])
+    const { summary } = await completeRun(again)
+    expect(summary.success_rate.n).toBe(3)
+
+    await expect(resumeRun({ evalRunId: run.id!, client })).rejects.toThrow(`eval run ${run.id} is already completed`)
+    await expect(resumeRun({ evalRunId: '0190a6d2-0000-7000-8000-000000000000', client })).rejects.toBeInstanceOf(NotFoundError)
+    await expect(resumeRun({ evalRunId: '', client })).rejects.toBeInstanceOf(ConfigurationError)
   })
 
   it('raises the spec errors: ConfigurationError, NotFoundError, AuthError, TransportError', async () => {

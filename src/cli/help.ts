@@ -125,6 +125,7 @@ Options:
   --client NAME   the client
   --json          print JSON`,
   replay: `Usage: episodic replay run --policy MODULE:FN --candidate-version V --baseline-episodes IDS [options]
+       episodic replay run --policy MODULE:FN --resume EVAL_RUN_ID [options]
 
 Replays a candidate policy on this machine over baseline episodes: downloads
 each baseline's actions.npz and sensors.npz, feeds every step's observation to
@@ -146,6 +147,10 @@ Options:
   --baseline-version V       baseline policy version
   --name STR                 run label (default: the candidate version)
   --dry-run                  fetch and compute only: no eval run, no uploads
+  --resume EVAL_RUN_ID       go on with a pending eval run (one interrupted, or stopped
+                             by a network failure): replay only the baselines without a
+                             result yet, then finalize; the run keeps its versions,
+                             baselines and thresholds
   --profile NAME             credentials profile from ~/.config/episodic/credentials
   --min-episodes N           done episodes needed for a "ship" verdict (1..10000, default 10)
   --max-ood-share X          hold when the mean share of out-of-range actions exceeds X (0..1, default 0.25)

@@ -15,6 +15,14 @@ export function runLine(run: EvalRunHandle): string {
   return run.id ? `eval run ${run.id}  ${run.portalUrl}` : 'eval run: none (dry run)'
 }
 
+/** `--resume`: how much of the run the earlier attempt left done. */
+export function resumeLine(run: EvalRunHandle): string {
+  const total = run.baselineEpisodeIds.length
+  const failed = run.results.filter((r) => r.status === 'failed').length
+  const left = total - run.results.length
+  return `resuming: ${run.results.length} of ${total} episodes already have a result${failed ? ` (${failed} failed)` : ''}; replaying the other ${left}`
+}
+
 export function episodeLine(result: EpisodeResult, dryRun: boolean): string {
   const prefix = `[${result.index}/${result.total}] ${result.baselineEpisodeId} ->`
   if (result.status === 'failed') return `${prefix} failed: ${firstLine(result.error)}`

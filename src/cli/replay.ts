@@ -8,18 +8,18 @@ import { parseArgs } from 'node:util'
 import { inflateRawSync } from 'node:zlib'
 import { EpisodicClient } from '../client/client.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError, ValidationError } from '../client/errors.ts'
+import { AuthError, ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, TransportError, ValidationError } from '../client/errors.ts'
 import { isUuid } from '../http/fields.ts'
 import type { RollupSummary } from '../eval/rollup.ts'
 import { createZlibInflate } from '../replay/npz/index.ts'
-import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, runAgainst } from '../replay/run.ts'
+import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, resumeRun, runAgainst } from '../replay/run.ts'
 import { NO_API_KEY } from '../client/config.ts'
 import { CliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
 import { nodeFetch } from './http-fetch.ts'
 import { cliIO, err, out } from './io.ts'
 import { loadPolicy } from './policy.ts'
-import { episodeLine, headerLine, runLine, summaryLines, verdictThresholds } from './replay-output.ts'
+import { episodeLine, headerLine, resumeLine, runLine, summaryLines, verdictThresholds } from './replay-output.ts'
 
 const OPTIONS = {
   policy: { type: 'string' },
@@ -28,6 +28,7 @@ const OPTIONS = {
   'baseline-version': { type: 'string' },
   name: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  resume: { type: 'string' },
   profile: { type: 'string' },
   'fail-on-hold': { type: 'boolean' },
   'min-episodes': { type: 'string' },
@@ -64,10 +65,12 @@ export async function replayCommand(argv: string[]): Promise<number> {
     out(HELP.replay)
     return EXIT.ok
   }
-  for (const flag of ['policy', 'candidate-version', 'baseline-episodes'] as const) {
+  const resume = values.resume?.trim()
+  if (values.resume !== undefined) checkResume(values)
+  for (const flag of ['policy', ...(resume ? [] : ['candidate-version', 'baseline-episodes'] as const)] as const) {
     if (!values[flag]?.trim()) throw usageError(`replay run: --${flag} is required`, 'replay')
   }
-  const ids = baselineIds(values['baseline-episodes']!)
+  const ids = resume ? [] : baselineIds(values['baseline-episodes']!)
   const thresholds = verdictThresholds(values['min-episodes'], values['max-ood-share'])
   const concurrency = wholeNumber(values.concurrency, '--concurrency', 1, 1)
   const prefetchMb = wholeNumber(values['prefetch-mb'], '--prefetch-mb', 256, 0)
@@ -84,7 +87,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
   })
   const dryRun = Boolean(values['dry-run'])
-  checkBaselineIds(ids, dryRun)
+  if (!resume) checkBaselineIds(ids, dryRun)
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the
   // human progress lines go to stderr.
   const json = Boolean(values.json)
@@ -94,7 +97,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
     await policy.open?.()
     const client = await EpisodicClient.connect({ profile: values.profile, fetch: nodeFetch, environment: { ...runtimeEnvironment(), env: cliIO().env } })
-    const run = await createRun({
+    const run = resume ? await resumed(resume, client) : await createRun({
       candidatePolicyVersion: values['candidate-version']!,
       baselineEpisodeIds: ids,
       baselinePolicyVersion: values['baseline-version'],
@@ -109,12 +112,14 @@ export async function replayCommand(argv: string[]): Promise<number> {
     })
     say(headerLine(run))
     say(runLine(run))
+    if (resume) say(resumeLine(run))
     // Ctrl-C: say where the run stands instead of vanishing (a recorded run keeps the results so far and stays pending).
     onSigint = () => {
       err(
         run.id === null
           ? 'episodic: interrupted (a dry run: nothing was stored)'
-          : `episodic: interrupted; eval run ${run.id} stays pending with ${run.results.length} of ${ids.length} results (${run.portalUrl})`,
+          : `episodic: interrupted; eval run ${run.id} stays pending with ${run.results.length} of ${run.baselineEpisodeIds.length} results (${run.portalUrl})\n` +
+            `  go on with: episodic replay run --resume ${run.id} --policy ${values.policy}`,
       )
       process.exit(EXIT.interrupted)
     }
@@ -130,9 +135,11 @@ export async function replayCommand(argv: string[]): Promise<number> {
     })
     const { summary } = (await completeRun(run)) as { summary: RollupSummary }
     for (const line of summaryLines(summary)) say(line)
-    if (json) out(JSON.stringify(jsonReport(run, results, summary), null, 2))
-    if (results.length > 0 && results.every((r) => r.status === 'failed')) {
-      err(`episodic: every episode failed (${results.length} of ${results.length}); nothing was compared`)
+    // A resumed run reports every row, those of the earlier attempt too.
+    const rows = run.results
+    if (json) out(JSON.stringify(jsonReport(run, rows, summary), null, 2))
+    if (results.length > 0 && rows.every((r) => r.status === 'failed')) {
+      err(`episodic: every episode failed (${rows.length} of ${rows.length}); nothing was compared`)
       return EXIT.allFailed
     }
     if (!values['fail-on-hold'] || summary.verdict === 'ship') return EXIT.ok
@@ -142,6 +149,25 @@ export async function replayCommand(argv: string[]): Promise<number> {
   } finally {
     if (onSigint) process.off('SIGINT', onSigint)
     await policy.close?.()
+  }
+}
+
+/** Flags that shape a new run have no place beside --resume, which goes on with the run as it was created. */
+function checkResume(values: Record<string, string | boolean | undefined>): void {
+  const id = String(values.resume).trim()
+  if (!isUuid(id)) throw usageError(`--resume: "${id}" is not an eval run id (a UUID)`, 'replay')
+  for (const flag of ['candidate-version', 'baseline-episodes', 'baseline-version', 'name', 'dry-run', 'min-episodes', 'max-ood-share'] as const) {
+    if (values[flag] !== undefined) throw usageError(`--resume goes on with the run as it was created: drop --${flag}`, 'replay')
+  }
+}
+
+/** The pending run to go on with; a completed one is the caller's mistake (exit 2), as a malformed id is. */
+async function resumed(id: string, client: EpisodicClient): Promise<EvalRunHandle> {
+  try {
+    return await resumeRun({ evalRunId: id, client })
+  } catch (error) {
+    if (error instanceof ConflictError) throw usageError(`--resume: ${error.message}`, 'replay')
+    throw error
   }
 }
 

@@ -179,8 +179,66 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
   return { ...base, ...thresholds, id: created.eval_run_id, name: created.name, portalUrl: client.portalUrl(created.eval_run_id), dryRun: false }
 }
 
+/** What `resumeRun` needs: the pending run to go on with. */
+export interface ResumeRunOptions {
+  /** The eval run to go on with; it must still be `pending`. */
+  evalRunId: string
+  /** A client, or options to build one (default: environment / credentials file). */
+  client?: EpisodicClient | ClientOptions
+}
+
 /**
- * Replays `policy` over every baseline of the run. A policy (or metric)
+ * A handle on a pending eval run that an earlier `runAgainst` left unfinished
+ * (interrupted, or stopped by a network failure): the rows already uploaded
+ * come back as `results`, and `runAgainst` replays only the baselines still
+ * pending. A completed run is refused (ConflictError), an unknown or foreign
+ * one is a NotFoundError.
+ *
+ * @example
+ * const run = await resumeRun({ evalRunId })
+ * await runAgainst(run, policy) // the baselines without a result yet
+ * const { summary } = await completeRun(run)
+ */
+export async function resumeRun(options: ResumeRunOptions): Promise<EvalRunHandle> {
+  if (!options || typeof options.evalRunId !== 'string' || options.evalRunId.trim() === '') throw new ConfigurationError('evalRunId is required')
+  const client = options.client instanceof EpisodicClient ? options.client : await EpisodicClient.connect(options.client)
+  const found = await client.getEvalRun(options.evalRunId)
+  if (found.status !== 'pending') {
+    throw new ConflictError(`eval run ${found.eval_run_id} is already ${found.status}; its results cannot change (create a new run)`)
+  }
+  const total = found.baseline_episode_ids.length
+  const results: EpisodeResult[] = []
+  for (const [i, row] of found.results.entries()) {
+    if (row.status !== 'done' && row.status !== 'failed') continue
+    results.push({
+      index: i + 1,
+      total,
+      baselineEpisodeId: row.baseline_episode_id,
+      status: row.status,
+      replayEpisodeId: row.replay_episode_id,
+      metrics: row.metrics as MetricBlob | null,
+      error: row.error,
+    })
+  }
+  return {
+    id: found.eval_run_id,
+    name: found.name,
+    candidatePolicyVersion: found.candidate_policy_version,
+    baselinePolicyVersion: found.baseline_policy_version,
+    baselineEpisodeIds: [...found.baseline_episode_ids],
+    client,
+    portalUrl: client.portalUrl(found.eval_run_id),
+    dryRun: false,
+    minEpisodes: found.min_episodes,
+    maxOodActionShare: found.max_ood_action_share,
+    results,
+  }
+}
+
+/**
+ * Replays `policy` over every baseline of the run; on a recorded run, over
+ * those without a result in `run.results` yet (all of them for a new run,
+ * those still pending for one from `resumeRun`). A policy (or metric)
  * failure fails that episode only: its stack goes to stderr, its result row
  * is `failed`, and the loop goes on. Network failures (TransportError) and
  * rejected uploads stop the run; a run already completed is refused
@@ -208,6 +266,9 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   const { client } = run
   const ids = run.baselineEpisodeIds
   const total = ids.length
+  // Positions in `ids` still to replay: a recorded run (resumed, or a second call) skips the baselines with a result.
+  const answered = new Set(dryRun ? [] : run.results.map((r) => r.baselineEpisodeId))
+  const todo = [...ids.keys()].filter((i) => !answered.has(ids[i]!))
   if (!dryRun && run.id !== null) {
     // A finalized run refuses results (409), but only after each episode's replay record was made: refuse up front.
     const { status } = await client.getEvalRun(run.id)
@@ -218,15 +279,16 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   // Download buffers come back after each episode: enough kept for the read-ahead and the episodes replaying.
   const budget = options.prefetch === false ? 0 : options.prefetch?.bytes ?? DEFAULT_PREFETCH.bytes
   const pool = new BufferPool(budget + concurrency * 64 * 1024 * 1024)
-  const ahead = new Prefetcher((i) => fetchBaseline(client, ids[i]!, pool), (f) => f.bytes, total, options.prefetch ?? {})
-  const settled = ids.map(() => deferred<Replayed>())
+  const ahead = new Prefetcher((k) => fetchBaseline(client, ids[todo[k]!]!, pool), (f) => f.bytes, todo.length, options.prefetch ?? {})
+  const settled = todo.map(() => deferred<Replayed>())
   let next = 0
   let stopped = false
-  const replayOne = async (i: number): Promise<Replayed> => {
+  const replayOne = async (k: number): Promise<Replayed> => {
+    const i = todo[k]!
     let baseline: Episode | undefined
     let fetched: FetchedBaseline | undefined
     try {
-      fetched = await ahead.take(i)
+      fetched = await ahead.take(k)
       baseline = fetched.baseline
       // --upload-actions: this episode's actions are kept as the policy returns them.
       const capture = options.uploadActions && !dryRun ? captureActions((o, c) => policy.act(o, c)) : null
@@ -273,16 +335,17 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
     }
   }
   const worker = async (): Promise<void> => {
-    while (!stopped && next < total) {
-      const i = next++
-      settled[i]!.resolve(await replayOne(i))
+    while (!stopped && next < todo.length) {
+      const k = next++
+      settled[k]!.resolve(await replayOne(k))
     }
   }
-  const workers = Array.from({ length: Math.min(concurrency, total) }, worker)
+  const workers = Array.from({ length: Math.min(concurrency, todo.length) }, worker)
   const results: EpisodeResult[] = []
   try {
-    for (const [i, baselineId] of ids.entries()) {
-      const outcome = await settled[i]!.promise
+    for (const [k, i] of todo.entries()) {
+      const baselineId = ids[i]!
+      const outcome = await settled[k]!.promise
       if ('fatal' in outcome) throw outcome.fatal
       const result: EpisodeResult = { index: i + 1, total, baselineEpisodeId: baselineId, status: 'done', replayEpisodeId: null, metrics: null, error: null }
       if ('error' in outcome) {
@@ -305,9 +368,12 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
         }
       }
       results.push(result)
-      run.results.push(result)
+      // A recorded run's results are those the service holds: not those of a dryRun call on it.
+      if (!dryRun || run.dryRun) run.results.push(result)
       await options.onEpisode?.(result)
     }
+    // A resumed run's earlier rows need not all come first.
+    run.results.sort((a, b) => a.index - b.index)
   } finally {
     // On a fatal error, let the episodes in progress finish before returning, so none outlives the call.
     stopped = true
