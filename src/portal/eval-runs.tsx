@@ -165,6 +165,9 @@ function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: stri
         ? (
           <p class='notice' id='not-finalized'>
             {`Not finalized yet: the rollup and the recommendation appear once the run is finalized (${uploaded} of ${run.results.length} results uploaded so far).`}
+            {' A run that stopped part way goes on with '}
+            <code>{`episodic replay run --resume ${run.eval_run_id} --policy ...`}</code>
+            {', which replays the baselines without a result and finalizes.'}
           </p>
         )
         : (

@@ -291,6 +291,7 @@ describe('pages', () => {
     })).json()) as { eval_run_id: string }).eval_run_id
     const pending = await (await page(`/portal/eval-runs/${run}`, cookie)).text()
     expect(pending).toContain('Not finalized yet')
+    expect(pending).toContain(`<code>episodic replay run --resume ${run} --policy ...</code>`)
     expect(pending).toContain('&lt;script&gt;x&lt;/script&gt;')
 
     const metrics = {
