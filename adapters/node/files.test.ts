@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -126,6 +126,20 @@ describe('built-in store on disk with node:crypto hashing', () => {
     const read = await storage.handle(new Request(get.url), now)
     expect(read.headers.get('content-length')).toBe('8')
     expect(await read.text()).toBe('npzbytes')
+
+    // Last-Modified is the file's change time, and the date conditions use it.
+    const { mtime } = await stat(join(dir, key))
+    expect(read.headers.get('last-modified')).toBe(mtime.toUTCString())
+    const since = (header: string, date: Date) => storage.handle(new Request(get.url, { headers: { [header]: date.toUTCString() } }), now)
+    const notModified = await since('if-modified-since', mtime)
+    expect([notModified.status, notModified.headers.get('last-modified'), notModified.headers.get('etag')]).toEqual([
+      304,
+      mtime.toUTCString(),
+      `"${md5('npzbytes')}"`,
+    ])
+    expect((await since('if-modified-since', new Date(mtime.getTime() - 2000))).status).toBe(200)
+    expect((await since('if-unmodified-since', new Date(mtime.getTime() - 2000))).status).toBe(412)
+    expect((await since('if-unmodified-since', mtime)).status).toBe(200)
   })
 })
 

@@ -121,7 +121,7 @@ export function createDiskFiles(dir: string): BlobFiles {
       // The sidecar is trusted only if it describes this very file version.
       const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
       if (info.size > WHOLE_READ_MAX) {
-        return { body: Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>, size: info.size, etag }
+        return { body: Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>, size: info.size, etag, lastModified: info.mtime }
       }
       let bytes: Uint8Array
       try {
@@ -135,7 +135,7 @@ export function createDiskFiles(dir: string): BlobFiles {
           controller.close()
         },
       })
-      return { body, size: info.size, etag }
+      return { body, size: info.size, etag, lastModified: info.mtime }
     },
   }
 }

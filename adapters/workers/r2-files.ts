@@ -30,6 +30,8 @@ export interface R2ObjectLike {
   key?: string
   /** The string pairs stored with the object; multipart parts keep their size and ETag here. */
   customMetadata?: Record<string, string>
+  /** When the object was stored (R2's `uploaded`): the built-in store's Last-Modified. */
+  uploaded?: Date
 }
 
 /** What this module uses of an R2 multipart upload (R2's `R2MultipartUpload`). */
@@ -75,7 +77,7 @@ export function createR2Files(bucket: R2BucketLike): BlobFiles {
     },
     async get(key) {
       const object = await bucket.get(key)
-      return object ? { body: object.body, size: object.size, etag: object.etag } : null
+      return object ? { body: object.body, size: object.size, etag: object.etag, ...(object.uploaded ? { lastModified: object.uploaded } : {}) } : null
     },
   }
   if (bucket.head) {

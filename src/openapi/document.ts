@@ -14,12 +14,14 @@ import { COMPONENTS, PARAMETER_DOCS, type RouteDoc, ROUTES } from './routes.ts'
 const STATUS_TEXT: Record<number, string> = {
   206: 'The requested byte range (Range header); Content-Range says which',
   302: 'Redirect to the signed URL',
+  304: 'Not modified (If-None-Match or If-Modified-Since): no body',
   400: 'Body or query fails validation (the message names the field)',
   401: 'API key missing, malformed, unknown or revoked',
   403: 'Signature, expiry or Content-Type does not match (S3-style XML)',
   404: 'Not found, or not the caller’s',
   409: 'State forbids the change',
   411: 'Upload without a Content-Length (S3-style XML)',
+  412: 'If-Match or If-Unmodified-Since did not hold (S3-style XML PreconditionFailed)',
   413: 'Body over the request size limit',
   415: 'Body declared as something other than JSON',
   416: 'Range outside the object (S3-style XML InvalidRange)',
@@ -29,7 +31,7 @@ const STATUS_TEXT: Record<number, string> = {
 }
 
 /** Statuses whose body is not the JSON error object. */
-const NOT_JSON = new Set([206, 302, 403, 411, 416])
+const NOT_JSON = new Set([206, 302, 304, 403, 411, 412, 416])
 
 /** A JSON object of any keys: `additionalProperties: true` makes generators type it `Record<string, unknown>`. */
 const ANY_OBJECT: JsonSchema = { type: 'object', additionalProperties: true }

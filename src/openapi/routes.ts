@@ -290,11 +290,12 @@ export const ROUTES: RouteDoc[] = [
     method: 'get',
     path: '/storage/{key}',
     tag: 'storage',
-    summary: 'Built-in object store: read through a signed URL (a Range header gets 206 with those bytes, or 416 outside the object)',
+    summary:
+      'Built-in object store: read through a signed URL (a Range header gets 206 with those bytes, or 416 outside the object; If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since as S3 answers them)',
     auth: 'presigned',
-    success: { status: 200, description: 'the object bytes' },
-    // 206 is a success, but listed here so it gets its own entry beside 200.
-    errors: [206, 403, 404, 416],
+    success: { status: 200, description: 'the object bytes; ETag and Last-Modified headers' },
+    // 206 and 304 are not errors, but listed here so they get their own entries beside 200.
+    errors: [206, 304, 403, 404, 412, 416],
   },
   {
     method: 'get',

@@ -175,6 +175,24 @@ describe('built-in local object store', () => {
     expect([missing.status, missing.body]).toEqual([404, null])
   })
 
+  it('answers conditional GET and HEAD as S3 does: 304 with the ETag, 412 PreconditionFailed; a Range still applies', async () => {
+    const { storage, putUrl, getUrl, put } = setup()
+    expect((await put((await putUrl()).url, 'frames')).status).toBe(200)
+    const { url } = await getUrl()
+    const etag = (await storage.handle(new Request(url), minutes(1))).headers.get('etag')!
+    const ask = (headers: Record<string, string>) => storage.handle(new Request(url, { headers }), minutes(1))
+    const unchanged = await ask({ 'if-none-match': etag })
+    expect([unchanged.status, unchanged.headers.get('etag'), await unchanged.text()]).toEqual([304, etag, ''])
+    expect(await s3Error(await ask({ 'if-match': '"0123"' }))).toMatchObject({ status: 412, code: 'PreconditionFailed' })
+    const ranged = await ask({ 'if-match': etag, range: 'bytes=0-1' })
+    expect([ranged.status, await ranged.text()]).toEqual([206, 'fr'])
+    const changed = await ask({ 'if-none-match': '"0123"' })
+    expect([changed.status, await changed.text()]).toEqual([200, 'frames'])
+    // The memory store keeps no change time: no Last-Modified, and date conditions are ignored.
+    expect(changed.headers.get('last-modified')).toBeNull()
+    expect((await ask({ 'if-modified-since': 'Fri, 01 Jan 2100 00:00:00 GMT' })).status).toBe(200)
+  })
+
   it('serves a presigned request that also carries an Authorization header (a same-origin redirect keeps it)', async () => {
     const { storage, putUrl, getUrl } = setup()
     const { url } = await putUrl()

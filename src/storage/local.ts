@@ -10,6 +10,7 @@ import { EpisodicError } from '../errors.ts'
 import { encodeKeyPath, isSafeKey } from './keys.ts'
 import { localMultipart, partTarget } from './local-multipart.ts'
 import { MAX_PART_SIZE, MAX_SINGLE_PUT } from './multipart-rules.ts'
+import { preconditions } from './conditional.ts'
 import { parseRange, rangeNotSatisfiable, sliceStream } from './range.ts'
 import { type S3Error, s3ErrorResponse } from './s3-error.ts'
 import { createPresigner, expiryOf } from './sigv4.ts'
@@ -106,7 +107,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     const key = at >= 0 ? safeDecode(path.slice(at + LOCAL_STORAGE_PREFIX.length)) : null
     if (key === null || !isSafeKey(key)) return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidArgument', message: 'Invalid object key.' }))
     if (request.method !== 'PUT') {
-      const response = await get(key, request.headers.get('range'))
+      const response = await get(key, request.headers)
       // HEAD answers as GET does, without the body (S3, for a URL presigned for HEAD).
       return request.method === 'HEAD' ? bodiless(response) : response
     }
@@ -159,11 +160,19 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     }
   }
 
-  async function get(key: string, rangeHeader: string | null): Promise<Response> {
+  async function get(key: string, asked: Headers): Promise<Response> {
     const object = await files.get(key)
     if (!object) return s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' })
-    const headers = { 'content-length': String(object.size), etag: `"${object.etag}"`, 'content-type': contentTypeOf(key), 'accept-ranges': 'bytes' }
-    const range = parseRange(rangeHeader, object.size)
+    const validators: Record<string, string> = { etag: `"${object.etag}"` }
+    if (object.lastModified) validators['last-modified'] = object.lastModified.toUTCString()
+    const condition = preconditions(asked, object)
+    if (condition !== null) {
+      await object.body.cancel()
+      if (condition === 304) return new Response(null, { status: 304, headers: validators })
+      return s3ErrorResponse({ status: 412, code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold' })
+    }
+    const headers = { 'content-length': String(object.size), ...validators, 'content-type': contentTypeOf(key), 'accept-ranges': 'bytes' }
+    const range = parseRange(asked.get('range'), object.size)
     if (range === 'unsatisfiable') {
       await object.body.cancel()
       return rangeNotSatisfiable(object.size)

@@ -24,10 +24,11 @@ export type S3ErrorCode =
   | 'NoSuchUpload'
   | 'MalformedXML'
   | 'QuotaExceeded'
+  | 'PreconditionFailed'
 
 /** An S3 error: HTTP status, code and human-readable message. */
 export interface S3Error {
-  status: 400 | 403 | 404 | 405 | 411 | 500
+  status: 400 | 403 | 404 | 405 | 411 | 412 | 500
   code: S3ErrorCode
   message: string
 }

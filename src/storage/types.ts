@@ -154,8 +154,8 @@ export class StorageError extends Error {
 export interface BlobFiles {
   /** Stores the stream under `key` (replacing any object there) and returns its size and ETag. */
   put(key: string, body: ReadableStream<Uint8Array>): Promise<{ size: number; etag: string }>
-  /** Reads an object as a stream with its size and ETag, or null when absent. */
-  get(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; etag: string } | null>
+  /** Reads an object as a stream with its size, ETag and (where known) last change, or null when absent. */
+  get(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; etag: string; lastModified?: Date } | null>
   /** Size and ETag without the bytes, or null when absent. */
   head?(key: string): Promise<{ size: number; etag: string } | null>
   /** Bytes stored under `prefix` (for the per-client quota); absent: no quota can be kept. */

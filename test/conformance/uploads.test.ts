@@ -87,6 +87,28 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       expect(followed.status).toBe(200)
       expect(new Uint8Array(await followed.arrayBuffer())).toEqual(bytes(10, 5))
     }, TIMEOUT)
+
+    it('answers conditional GETs on the signed URL alike: 304 for a current ETag or date, 412 for a stale one', async () => {
+      const { episode_id: id, upload_urls } = await open({ request_uploads: ['actions'] })
+      expect((await put(upload_urls[0]!.url, bytes(10, 7), 'application/octet-stream')).status).toBe(200)
+      const { url } = (await api(`/api/episodes/${id}/artifact/actions`)).body as { url: string }
+      const first = await fetch(url)
+      const etag = first.headers.get('etag')!
+      const lastModified = first.headers.get('last-modified')!
+      await first.arrayBuffer()
+      expect([first.status, Number.isNaN(Date.parse(lastModified))]).toEqual([200, false])
+      const ask = async (headers: Record<string, string>) => {
+        const reply = await fetch(url, { headers })
+        await reply.arrayBuffer()
+        return reply.status
+      }
+      expect(await ask({ 'if-none-match': etag })).toBe(304)
+      expect(await ask({ 'if-none-match': '"0123456789abcdef0123456789abcdef"' })).toBe(200)
+      expect(await ask({ 'if-match': etag })).toBe(200)
+      expect(await ask({ 'if-match': '"0123456789abcdef0123456789abcdef"' })).toBe(412)
+      expect(await ask({ 'if-modified-since': lastModified })).toBe(304)
+      expect(await ask({ 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' })).toBe(412)
+    }, TIMEOUT)
   })
 
   describe('fresh upload URLs', () => {
