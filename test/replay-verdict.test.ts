@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import type { Observation } from '../src/replay/episode.ts'
-import { completeRun, createRun, runAgainst } from '../src/replay/run.ts'
+import { completeRun, createRun } from '../src/replay/eval-run.ts'
+import { runAgainst } from '../src/replay/run.ts'
 import { DOF, recordBaseline, STEPS } from './helpers/baselines.ts'
 import { startService, type TestService } from './helpers/service.ts'
 

@@ -2,7 +2,7 @@
 import { significant } from '../eval/numbers.ts'
 import { usageError } from './exit.ts'
 import { METRICS, type MetricSummary, type RollupSummary } from '../eval/rollup.ts'
-import type { EpisodeResult, EvalRunHandle } from '../replay/run.ts'
+import type { EpisodeResult, EvalRunHandle } from '../replay/eval-run.ts'
 
 export function headerLine(run: EvalRunHandle): string {
   const n = run.baselineEpisodeIds.length
