@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { BlobFiles, BlobMultipart } from '../../src/storage/types.ts'
 import { createDiskFiles, writeInto, writeStreamed } from './files.ts'
-import { diskMultipart } from './files-multipart.ts'
+import { diskMultipart, STALE_UPLOAD_MS, sweepStaleUploads } from './files-multipart.ts'
 
 const MiB = 1024 * 1024
 /** Two slots of a MiB or more: bodies past the 1 MiB write batch reach the disk before they end. */
@@ -331,5 +331,45 @@ describe('disk multipart with a claim left empty by a process that died writing 
     // The same file, not a copy of the parts: no running write was assumed.
     expect((await stat(join(dir, KEY))).ino).toBe(built)
     await expectObject(joined(a, b))
+  })
+})
+
+describe('disk multipart: uploads abandoned for 7 days', () => {
+  /** Sets the folder and every file of an upload to `when`. */
+  const touchedAt = async (id: string, when: Date) => {
+    const folder = join(dir, '.uploads', id)
+    for (const name of await readdir(folder)) await utimes(join(folder, name), when, when)
+    await utimes(folder, when, when)
+  }
+  const eightDaysAgo = () => new Date(Date.now() - STALE_UPLOAD_MS - 24 * 3600 * 1000)
+
+  it('are removed unless a live process claims them; recent ones stay', async () => {
+    const [stale, recent, completing] = [await multipart.create(KEY, PART), await multipart.create(KEY, PART), await multipart.create(KEY, PART)]
+    for (const id of [stale, recent, completing]) await put(id, 1, bytes(999, 1))
+    await writeFile(join(dir, '.uploads', completing, '.completing'), String(process.pid))
+    await touchedAt(stale, eightDaysAgo())
+    await touchedAt(completing, eightDaysAgo())
+    // A part written into its slot 6 days ago (only `data` changed) keeps the upload.
+    await touchedAt(recent, eightDaysAgo())
+    const sixDaysAgo = new Date(Date.now() - 6 * 24 * 3600 * 1000)
+    await utimes(join(dir, '.uploads', recent, 'data'), sixDaysAgo, sixDaysAgo)
+
+    expect(await sweepStaleUploads(join(dir, '.uploads'), Date.now() - STALE_UPLOAD_MS)).toEqual([stale])
+    expect((await readdir(join(dir, '.uploads'))).sort()).toEqual([recent, completing].sort())
+    await expect(multipart.listParts(KEY, stale)).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    expect(await multipart.listParts(KEY, recent)).toHaveLength(1)
+  })
+
+  it('are swept when an upload is created, at most once an hour', async () => {
+    const stale = await multipart.create(KEY, PART)
+    await touchedAt(stale, eightDaysAgo())
+    const fresh = createDiskFiles(dir).multipart! // a new process: it has not swept yet
+    const id = await fresh.create(KEY, PART)
+    expect(await readdir(join(dir, '.uploads'))).toEqual([id])
+    // Within the hour the same process does not sweep again.
+    const another = await multipart.create(KEY, PART)
+    await touchedAt(another, eightDaysAgo())
+    await fresh.create(KEY, PART)
+    expect(await readdir(join(dir, '.uploads'))).toContain(another)
   })
 })

@@ -26,6 +26,11 @@
  * A completion that dies after renaming `data` into place leaves the folder
  * without `data`; a retry takes over `.completing`, finds the object these
  * parts make already published, and only removes the folder.
+ *
+ * An upload nobody touched for `STALE_UPLOAD_MS` (7 days, R2's default
+ * lifecycle rule) is aborted: at most once an hour, creating an upload sweeps
+ * the folder of those, so a client that crashed and never came back does not
+ * hold its parts' disk space for ever.
  */
 import { randomUUID } from 'node:crypto'
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -54,6 +59,10 @@ const IN_SLOT = /^(\d{1,5})\.([0-9a-f]{32})\.(\d{1,16})$/
 const DATA = 'data'
 const COMPLETING = '.completing'
 const SLOT_CLAIM = /^\.slot-\d{1,5}$/
+/** An unfinished upload untouched this long is aborted (R2 aborts them after 7 days by default). */
+export const STALE_UPLOAD_MS = 7 * 24 * 60 * 60 * 1000
+/** How often, at most, creating an upload sweeps the stale ones. */
+const SWEEP_EVERY_MS = 60 * 60 * 1000
 /** Read size when copying parts: large enough that the copy runs at disk speed. */
 const COPY_CHUNK = 4 * 1024 * 1024
 
@@ -93,6 +102,7 @@ function fillsSlots(parts: Part[], partSize: number): boolean {
 
 /** The multipart half of the disk blob files, under `disk.uploads`. */
 export function diskMultipart(disk: DiskParts): BlobMultipart {
+  let sweptAt = -Infinity
   const folderOf = (uploadId: string) => {
     // Ids minted here are 32 hex digits; anything else names no folder of ours.
     if (!/^[0-9a-f]{32}$/.test(uploadId)) throw noSuchUpload()
@@ -249,6 +259,11 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
       // `data` stays sparse: each slot is written as its part arrives.
       if (laidOut) await writeFile(join(folder, DATA), '')
       await writeFile(join(folder, 'upload.json'), JSON.stringify(laidOut ? { key, partSize } : { key }))
+      if (Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+        sweptAt = Date.now()
+        // Two stats per upload; housekeeping never fails a create.
+        await sweepStaleUploads(disk.uploads, sweptAt - STALE_UPLOAD_MS).catch(() => {})
+      }
       return uploadId
     },
 
@@ -305,4 +320,26 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
       await rm(folder, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Removes the unfinished uploads under `uploads` that last changed before
+ * `cutoffMs` (epoch milliseconds) and that no live process is writing or
+ * completing; returns their ids. An upload changes with its folder (a part
+ * stored, a claim taken) or its `data` file (a part written into its slot).
+ */
+export async function sweepStaleUploads(uploads: string, cutoffMs: number): Promise<string[]> {
+  const removed: string[] = []
+  for (const id of await readdir(uploads).catch(() => [] as string[])) {
+    if (!/^[0-9a-f]{32}$/.test(id)) continue
+    const folder = join(uploads, id)
+    const times = await Promise.all([folder, join(folder, DATA)].map((path) => stat(path).then((info) => info.mtimeMs, () => 0)))
+    if (times[0] === 0 || Math.max(...times) >= cutoffMs) continue
+    const names = await readdir(folder).catch(() => [] as string[])
+    const claims = names.filter((name) => name === COMPLETING || SLOT_CLAIM.test(name))
+    if ((await Promise.all(claims.map((name) => heldByLiveProcess(join(folder, name))))).includes(true)) continue
+    await rm(folder, { recursive: true, force: true })
+    removed.push(id)
+  }
+  return removed
 }
