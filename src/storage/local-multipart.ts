@@ -5,8 +5,6 @@
  * `handle` passes to `putPart`. The rules S3 applies at completion (order,
  * ETags, 5 MiB parts) are checked here, before the blob layer joins the parts.
  */
-import { Sha256 } from '@aws-crypto/sha256-js'
-import type { Sha256Ctor } from '../crypto.ts'
 import { isSafeKey } from './keys.ts'
 import { checkCompletion, MAX_PARTS, multipartEtag } from './multipart-rules.ts'
 import type { S3Error } from './s3-error.ts'
@@ -36,8 +34,7 @@ export function partTarget(query: URLSearchParams): PartTarget {
 type Sign = (method: 'PUT', input: PresignInput, contentType: undefined, query: string) => Promise<SignedUrl>
 
 /** The built-in store's `MultipartStore` over a blob layer's multipart parts. */
-export function localMultipart(blobs: BlobMultipart, sha256: Sha256Ctor | undefined, sign: Sign): MultipartStore {
-  const hash = sha256 ?? (Sha256 as unknown as Sha256Ctor)
+export function localMultipart(blobs: BlobMultipart, sign: Sign): MultipartStore {
   const checked = (key: string, uploadId?: string) => {
     if (!isSafeKey(key)) throw new StorageError('InvalidArgument', 400, 'Invalid object key.')
     if (uploadId !== undefined && !UPLOAD_ID.test(uploadId)) throw new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
@@ -58,7 +55,7 @@ export function localMultipart(blobs: BlobMultipart, sha256: Sha256Ctor | undefi
     async complete(key, uploadId, parts) {
       checked(key, uploadId)
       const chosen = checkCompletion(parts, await blobs.listParts(key, uploadId))
-      const etag = await multipartEtag(hash, chosen)
+      const etag = multipartEtag(chosen)
       const joined = await blobs.assemble(key, uploadId, chosen.map((part) => part.partNumber), etag)
       return { etag: joined.etag }
     },

@@ -190,7 +190,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     presignGet: (input) => sign('GET', input),
     publicUrl: (key) => (publicBase === undefined ? null : `${publicBase}/${encodeKeyPath(key)}`),
     handle,
-    ...(files.multipart ? { multipart: localMultipart(files.multipart, options.sha256, sign) } : {}),
+    ...(files.multipart ? { multipart: localMultipart(files.multipart, sign) } : {}),
     ...(files.head ? { head: headOf(files) } : {}),
   }
 }

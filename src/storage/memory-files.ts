@@ -6,12 +6,13 @@
  * kept the same way and joined at completion.
  */
 import { concatBytes } from '../bytes.ts'
+import { md5 } from '@noble/hashes/legacy.js'
 import { toHex } from '../crypto.ts'
 import { type BlobFiles, StorageError, type StoredPart } from './types.ts'
 
 /**
- * Creates an empty in-memory blob store. ETags are the first 32 hex digits
- * of the body's SHA-256 (WebCrypto has no MD5); they are stable per content,
+ * Creates an empty in-memory blob store. ETags are MD5s in hex, as S3's
+ * (and the disk store's) are; they are stable per content,
  * which is all callers rely on.
  *
  * @example
@@ -28,7 +29,7 @@ export function createMemoryFiles(): BlobFiles {
   return {
     async put(key, body) {
       const bytes = await readAll(body)
-      const etag = await digest(bytes)
+      const etag = digest(bytes)
       objects.set(key, { bytes, etag })
       return { size: bytes.byteLength, etag }
     },
@@ -62,7 +63,7 @@ export function createMemoryFiles(): BlobFiles {
       async putPart(key, uploadId, partNumber, body) {
         uploadOf(key, uploadId)
         const bytes = await readAll(body)
-        const etag = await digest(bytes)
+        const etag = digest(bytes)
         // Looked up again: the upload may have been aborted while the body streamed.
         uploadOf(key, uploadId).parts.set(partNumber, { bytes, etag })
         return { size: bytes.byteLength, etag }
@@ -108,6 +109,7 @@ async function readAll(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   return concatBytes(chunks)
 }
 
-async function digest(bytes: Uint8Array): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))).slice(0, 32)
+/** S3's ETag of a whole object or part: its MD5 in hex. */
+function digest(bytes: Uint8Array): string {
+  return toHex(md5(bytes))
 }

@@ -6,6 +6,7 @@
  * RADOS Gateway, see test/helpers/s3-server.ts), which checks SigV4 itself.
  */
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { cp, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
@@ -24,6 +25,8 @@ const TARGETS: Target[] = [
   ...DATABASES.map((db) => ({ db, store: 'built-in' as const })),
   ...(s3ServerAvailable() ? [{ db: 'pglite' as const, store: 's3' as const }] : []),
 ]
+
+const md5 = (data: Uint8Array) => createHash('md5').update(data).digest()
 
 /** Bytes whose content says where they came from, so a wrong join shows. */
 function bytes(size: number, seed: number): Uint8Array {
@@ -197,7 +200,9 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       const done = await api(`${ep(id)}/multipart/${encodeURIComponent(uploadId)}/complete`, { body: { parts } })
       expect(done.status).toBe(200)
       expect(done.body).toMatchObject({ episode_id: id, kind: 'video', size: whole.byteLength })
-      expect(done.body.etag).toMatch(/-2$/)
+      // S3's multipart ETag: the MD5 of the parts' MD5s, then the count; each part's ETag is its MD5.
+      expect([first.etag, second.etag]).toEqual(pieces.map((piece) => `"${md5(piece).toString('hex')}"`))
+      expect(done.body.etag.replace(/"/g, '')).toBe(`${md5(Buffer.concat(pieces.map((piece) => md5(piece)))).toString('hex')}-2`)
 
       const artifacts = await api(`/api/episodes/${id}/artifacts`)
       expect(artifacts.body.artifacts[0]).toMatchObject({ kind: 'video', requested: true, present: true, size: whole.byteLength, content_type: 'video/mp4' })
