@@ -41,6 +41,8 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
       url: config.databaseUrl,
       dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'db'),
       max: 1,
+      // One command, a few rows: an embedded database opens faster with few buffers.
+      sharedBuffers: '16MB',
     })
     try {
       return await adminCall({ db, sha256: NodeSha256 })(verb, args)

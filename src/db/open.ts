@@ -33,11 +33,19 @@ export interface OpenDatabaseOptions {
    * snapshot this way, skipping initdb.
    */
   loadDataDir?: Blob
+  /**
+   * PGlite only: PostgreSQL's `shared_buffers` for this start, such as
+   * `'16MB'` (default PostgreSQL's 128MB). PGlite sets all of them up at
+   * every start, so a short-lived command (an admin verb, a test) opens
+   * faster with few: 1.1 s against 0.7 s with 16MB on a 2-vCPU VM. A server
+   * keeps the default for its hot data.
+   */
+  sharedBuffers?: string
 }
 
 /** A Kysely instance over PostgreSQL or PGlite, migrated to the latest schema. */
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Kysely<Database>> {
-  const db = options.url ? createPostgresDatabase(options.url, options) : await openPGlite(options.dataDir, options.loadDataDir)
+  const db = options.url ? createPostgresDatabase(options.url, options) : await openPGlite(options)
   if (!options.skipMigrations) {
     try {
       await migrateToLatest(db)
@@ -49,9 +57,12 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<K
   return db
 }
 
-async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<Kysely<Database>> {
+async function openPGlite({ dataDir, loadDataDir, sharedBuffers }: OpenDatabaseOptions): Promise<Kysely<Database>> {
   // Loaded lazily: the WASM build is only needed on the embedded default.
   const { PGlite } = await import('@electric-sql/pglite')
-  const pg = loadDataDir ? await PGlite.create(dataDir, { loadDataDir }) : await PGlite.create(dataDir)
+  const pg = await PGlite.create(dataDir, {
+    ...(loadDataDir ? { loadDataDir } : {}),
+    ...(sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] } : {}),
+  })
   return new Kysely<Database>({ dialect: pgliteDialect(pg) })
 }
