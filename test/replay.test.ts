@@ -149,6 +149,11 @@ describe('replay harness', () => {
     const local = await completeRun(run)
     expect(local).toMatchObject({ eval_run_id: null, status: 'dry_run' })
     expect(local.summary.metric_total).toBeGreaterThan(0)
+    // Replaying the dry run again replaces its results: the rollup counts each baseline once.
+    await runAgainst(run, offsetPolicy(0))
+    expect(run.results.map((r) => r.index)).toEqual([1, 2, 3])
+    expect(run.results.every((r) => r.metrics!.action_l2_mean === 0)).toBe(true)
+    expect((await completeRun(run)).summary.success_rate.n).toBe(3)
     expect((await client.listEvalRuns({ limit: 200 })).items.length).toBe(before)
     expect((await client.listEpisodes({ source: 'replay', limit: 200 })).items.length).toBe(episodesBefore)
     // runAgainst's own dryRun flag also skips uploads on a real run.

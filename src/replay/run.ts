@@ -196,7 +196,12 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       }
       results.push(result)
       // A recorded run's results are those the service holds: not those of a dryRun call on it.
-      if (!dryRun || run.dryRun) run.results.push(result)
+      // One result per baseline position: replaying a dry run again replaces the earlier one.
+      if (!dryRun || run.dryRun) {
+        const earlier = run.results.findIndex((r) => r.index === result.index)
+        if (earlier >= 0) run.results[earlier] = result
+        else run.results.push(result)
+      }
       await options.onEpisode?.(result)
     }
     // A resumed run's earlier rows need not all come first.
