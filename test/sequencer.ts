@@ -15,7 +15,7 @@ const SLOWEST_FIRST = [
   'test/examples.test.ts',
   'test/cli.test.ts',
   'test/reliability/cli-serve.test.ts',
-  'src/replay/python/policy.test.ts',
+  'test/python-bridge-frames.test.ts',
   'test/conformance/uploads.test.ts',
   'test/runtimes/jsr-package.test.ts',
   'test/runtimes/workers.test.ts',

@@ -5,6 +5,8 @@
  * uploaded) and the API plans uploads S3 will accept.
  */
 import { md5 } from '@noble/hashes/legacy.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { concatBytes } from '../bytes.ts'
 import { toHex } from '../crypto.ts'
 import { type CompletedPart, StorageError, type StoredPart } from './types.ts'
 
@@ -85,12 +87,9 @@ export function checkCompletion(requested: CompletedPart[], stored: StoredPart[]
  */
 export function multipartEtag(parts: StoredPart[]): string {
   const encoder = new TextEncoder()
-  const pieces = parts.map((part) => {
+  const digests = parts.map((part) => {
     const tag = unquote(part.etag)
-    return /^[0-9a-f]{32}$/i.test(tag) ? Uint8Array.from(tag.match(/../g)!, (hex) => parseInt(hex, 16)) : encoder.encode(tag)
+    return /^[0-9a-f]{32}$/i.test(tag) ? hexToBytes(tag) : encoder.encode(tag)
   })
-  const joined = new Uint8Array(pieces.reduce((n, piece) => n + piece.byteLength, 0))
-  let at = 0
-  for (const piece of pieces) joined.set(piece, (at += piece.byteLength) - piece.byteLength)
-  return `${toHex(md5(joined))}-${parts.length}`
+  return `${toHex(md5(concatBytes(digests)))}-${parts.length}`
 }

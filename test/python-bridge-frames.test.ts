@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { BRIDGE_PYTHON, describeWithPython } from '../../../test/helpers/policy-python.ts'
-import { type NdArray, stepView } from '../npz/index.ts'
-import type { Action, EpisodeContext, Observation } from '../policy.ts'
-import { ConfigurationError } from '../../client/errors.ts'
-import { pythonPolicy, PythonPolicyError } from './policy.ts'
+import { BRIDGE_PYTHON, describeWithPython } from './helpers/policy-python.ts'
+import { type NdArray, stepView } from '../src/replay/npz/index.ts'
+import type { Action, EpisodeContext, Observation } from '../src/replay/policy.ts'
+import { ConfigurationError } from '../src/client/errors.ts'
+import { pythonPolicy, PythonPolicyError } from '../src/replay/python/policy.ts'
 
 const POLICIES = `
 import numpy as np
