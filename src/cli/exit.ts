@@ -5,6 +5,9 @@
  * what nobody asked for (a bug, a server error), so scripts and CI gates can
  * tell them apart.
  */
+import { NO_API_KEY } from '../client/config.ts'
+import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
+
 export const EXIT = {
   ok: 0,
   /** Anything unexpected (a bug, a server error). */
@@ -16,7 +19,7 @@ export const EXIT = {
    * that already exists, a data folder or port in use.
    */
   config: 3,
-  /** The API key was refused, or a baseline episode is not the caller's. */
+  /** The API key was refused, or an id the key's client does not have (a 404: unknown and foreign look alike). */
   auth: 4,
   /** Network failure talking to the service, PostgreSQL or object storage. */
   transport: 5,
@@ -50,3 +53,22 @@ export class CliError extends Error {
  */
 export const usageError = (message: string, topic?: string) => new CliError(`${message}\nsee episodic ${topic ? `${topic} ` : ''}--help`, EXIT.usage)
 export const configError = (message: string) => new CliError(message, EXIT.config)
+
+/**
+ * A client library error as the `replay` and `upload` verbs report it: one
+ * line, and the exit code that says who erred. A `404` is the caller's (an id
+ * that is unknown or another client's, which the service does not tell
+ * apart), so it exits 4 like a refused key. Anything else passes through.
+ */
+export function clientCliError(error: unknown): unknown {
+  if (!(error instanceof EpisodicClientError)) return error
+  // The library names its options (apiKey); the command line has variables and flags.
+  if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
+    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
+  }
+  if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
+  if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
+  if (error instanceof NotFoundError) return new CliError(`not found (unknown, or not this key's client): ${error.message}`, EXIT.auth)
+  if (error instanceof TransportError) return new CliError(error.message, EXIT.transport)
+  return new CliError(`${error.name}: ${error.message}`, EXIT.failure)
+}

@@ -7,7 +7,7 @@ export const EXIT_CODES = `Exit codes:
   3  configuration error (environment, credentials file, missing input file;
      a client that already exists; data folder in use by another server;
      port in use)
-  4  authentication error (key refused, or a baseline is not the caller's)
+  4  authentication error (key refused, or an id that is not the key's client's)
   5  transport error (network failure to the service, PostgreSQL or object storage)
   6  replay run --fail-on-hold and the verdict was "hold"
   7  replay run --fail-on-hold and the verdict was "inconclusive"

@@ -8,14 +8,13 @@ import { parseArgs } from 'node:util'
 import { inflateRawSync } from 'node:zlib'
 import { EpisodicClient } from '../client/client.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, TransportError, ValidationError } from '../client/errors.ts'
+import { ConflictError, ValidationError } from '../client/errors.ts'
 import { isUuid } from '../http/fields.ts'
 import type { RollupSummary } from '../eval/rollup.ts'
 import { createZlibInflate } from '../replay/npz/index.ts'
 import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, resumeRun } from '../replay/eval-run.ts'
 import { runAgainst } from '../replay/run.ts'
-import { NO_API_KEY } from '../client/config.ts'
-import { CliError, configError, EXIT, usageError } from './exit.ts'
+import { clientCliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
 import { nodeFetch } from './http-fetch.ts'
 import { cliIO, err, out } from './io.ts'
@@ -146,7 +145,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     if (!values['fail-on-hold'] || summary.verdict === 'ship') return EXIT.ok
     return summary.verdict === 'inconclusive' ? EXIT.inconclusive : EXIT.hold
   } catch (error) {
-    throw asCliError(error)
+    throw clientCliError(error)
   } finally {
     if (onSigint) process.off('SIGINT', onSigint)
     await policy.close?.()
@@ -239,17 +238,4 @@ function checkBaselineIds(ids: string[], dryRun: boolean): void {
     if (!dryRun && seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
     seen.add(id.toLowerCase())
   }
-}
-
-function asCliError(error: unknown): unknown {
-  if (!(error instanceof EpisodicClientError)) return error
-  // The library names its options (apiKey); the command line has variables and flags.
-  if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
-    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
-  }
-  if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
-  if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
-  if (error instanceof NotFoundError) return new CliError(`not found (unknown, or not this key's client): ${error.message}`, EXIT.auth)
-  if (error instanceof TransportError) return new CliError(error.message, EXIT.transport)
-  return new CliError(`${error.name}: ${error.message}`, EXIT.failure)
 }

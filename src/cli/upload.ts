@@ -16,9 +16,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EpisodicClient } from '../client/client.ts'
-import { NO_API_KEY } from '../client/config.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
 import { nodeUploadTransport } from '../../adapters/node/upload-transport.ts'
 import { recordEpisode } from '../client/uploads.ts'
 import { OpenEpisodeBody } from '../episodes/ingest-schemas.ts'
@@ -26,7 +24,7 @@ import { EpisodicError } from '../errors.ts'
 import { parseBodyValue } from '../http/body.ts'
 import { parseJson } from '../http/json.ts'
 import type { ArtifactKind } from '../storage/types.ts'
-import { CliError, configError, EXIT, usageError as anyUsageError } from './exit.ts'
+import { clientCliError, CliError, configError, EXIT, usageError as anyUsageError } from './exit.ts'
 import { HELP } from './help.ts'
 import { cliIO, err, out } from './io.ts'
 import { createProgress } from './progress.ts'
@@ -100,7 +98,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   try {
     client = await EpisodicClient.connect({ profile: values.profile, environment: { ...runtimeEnvironment(), env: io.env } })
   } catch (error) {
-    throw asCliError(error)
+    throw clientCliError(error)
   }
   const state = key === undefined ? undefined : statePath(client.baseUrl, key, io.env)
   const saved = state ? await readState(state) : {}
@@ -163,7 +161,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
       )
       return EXIT.interrupted
     }
-    throw asCliError(error)
+    throw clientCliError(error)
   } finally {
     process.off('SIGINT', onSigint)
   }
@@ -266,17 +264,4 @@ async function readState(path: string): Promise<SavedState> {
 async function writeState(path: string, state: SavedState): Promise<void> {
   await mkdir(dirname(path), { recursive: true })
   await writeFile(path, JSON.stringify(state))
-}
-
-function asCliError(error: unknown): unknown {
-  if (!(error instanceof EpisodicClientError)) return error
-  // The library names its options (apiKey); the command line has variables and flags.
-  if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
-    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
-  }
-  if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
-  if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)
-  if (error instanceof NotFoundError) return new CliError(`not found: ${error.message}`, EXIT.failure)
-  if (error instanceof TransportError) return new CliError(error.message, EXIT.transport)
-  return new CliError(`${error.name}: ${error.message}`, EXIT.failure)
 }
