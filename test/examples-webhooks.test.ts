@@ -45,7 +45,7 @@ it('the documented receiver verifies deliveries with standardwebhooks', async ()
 
     expect(await deliverWebhooks({ db, fetch })).toMatchObject({ attempted: 1, delivered: 1 })
     const line = `eval_run.completed: nightly (pi-v7) -> ${summary.recommend} [${runId}]`
-    await expect.poll(() => out, { timeout: 10_000 }).toContain(line)
+    await expect.poll(() => out, { timeout: 60_000 }).toContain(line)
 
     // A retry (same id, signed afresh) is acknowledged and not handled twice.
     const row = await db.selectFrom('webhook_deliveries').select(['id', 'payload']).executeTakeFirstOrThrow()

@@ -120,11 +120,15 @@ describeWithChromium('episode plots in Chromium', () => {
 
       // Seek the video to 0.5 s: every plot's cursor goes to step 25 and the legend shows its values.
       await page.$eval('video', (v: HTMLVideoElement) => (v.currentTime = 0.5))
-      await expect.poll(() => page.$$eval('figure.plot', (els) => els.map((el) => el.getAttribute('data-cursor-time')))).toEqual(['0.5', '0.5', '0.5'])
+      await expect.poll(() => page.$$eval('figure.plot', (els) => els.map((el) => el.getAttribute('data-cursor-time'))), { timeout: 60_000 }).toEqual([
+        '0.5',
+        '0.5',
+        '0.5',
+      ])
       const legend = (key: string) =>
         page.$eval(`figure.plot[data-key="${key}"]`, (el) => Array.from(el.querySelectorAll('.u-legend .u-series .u-value')).map((v) => v.textContent))
       const round = (x: number) => String(Number(x.toPrecision(6)))
-      await expect.poll(() => legend('/joint_states/position')).toEqual(['0.500', ...expected.position25.map(round)])
+      await expect.poll(() => legend('/joint_states/position'), { timeout: 60_000 }).toEqual(['0.500', ...expected.position25.map(round)])
       expect(await legend('cmd')).toEqual(['0.500', round(expected.cmd25), expect.any(String)])
       expect(await legend('gripper')).toEqual(['0.500', '0'])
       expect(violations).toEqual([])
@@ -138,7 +142,7 @@ describeWithChromium('episode plots in Chromium', () => {
       const over = page.locator('figure.plot[data-key=gripper] .u-over')
       const box = (await over.boundingBox())!
       await over.click({ position: { x: box.width * 0.75, y: box.height / 2 } })
-      await expect.poll(() => page.$eval('video', (v: HTMLVideoElement) => v.currentTime), { timeout: 10_000 }).toBeGreaterThan(0.6)
+      await expect.poll(() => page.$eval('video', (v: HTMLVideoElement) => v.currentTime), { timeout: 60_000 }).toBeGreaterThan(0.6)
       const t = await page.$eval('video', (v: HTMLVideoElement) => v.currentTime)
       expect(t).toBeLessThan(0.9)
       // Every chart shows the same moment (cursor sync across the page).

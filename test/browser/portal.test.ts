@@ -143,7 +143,7 @@ describeWithChromium('portal in Chromium', () => {
     expect(hours).toBeLessThanOrEqual(12)
     expect(await page.evaluate(() => document.cookie)).toBe('') // HttpOnly: invisible to scripts
 
-    await expect.poll(() => page.textContent('h1')).toBe('nightly cand-v2')
+    await expect.poll(() => page.textContent('h1'), { timeout: 60_000 }).toBe('nightly cand-v2')
     const header = await page.textContent('dl.fields')
     for (const text of ['cand-v2', 'base-v1', 'completed', 'created_at']) expect(header).toContain(text)
     expect(await page.textContent('#recommendation')).toBe('HOLD') // a failed row blocks ship
@@ -221,14 +221,14 @@ describeWithChromium('portal in Chromium', () => {
     expect(await page.textContent('#metadata')).toContain('"operator": "ada"')
 
     // The video plays: metadata loads through the artifact route and time advances.
-    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 1, null, { timeout: 15_000 })
+    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 1, null, { timeout: 60_000 })
     expect(await page.evaluate(() => document.querySelector('video')!.duration)).toBeCloseTo(1, 0)
     await page.evaluate(() => {
       const video = document.querySelector('video')!
       video.muted = true
       return video.play()
     })
-    await page.waitForFunction(() => document.querySelector('video')!.currentTime > 0, null, { timeout: 15_000 })
+    await page.waitForFunction(() => document.querySelector('video')!.currentTime > 0, null, { timeout: 60_000 })
     await page.screenshot({ path: join(ARTIFACTS, 'portal-episode.png'), fullPage: true })
 
     // Artifact links: the browser follows the route's redirect to the signed URL.
