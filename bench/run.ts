@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Promise<{ main(): Promise<unknown> }>> = {
   runtimes: () => import('./runtimes.ts'),
   upload: () => import('./upload.ts'),
   search: () => import('./search.ts'),
+  'portal-plots': () => import('./portal-plots.ts'),
 }
 
 const only = process.argv.slice(2)
