@@ -140,21 +140,23 @@ describe('PostgreSQL timeouts', () => {
     try {
       const started = performance.now()
       await expect(db.selectFrom('episodes').select('id').execute()).rejects.toMatchObject({ code: 'CONNECT_TIMEOUT' })
-      expect(performance.now() - started).toBeLessThan(5_000)
+      // Without the timeout the query waits forever; the margin is for a slow machine.
+      expect(performance.now() - started).toBeLessThan(20_000)
     } finally {
       await db.destroy().catch(() => {})
       for (const socket of sockets) socket.destroy()
       silent.close()
     }
-  }, 30_000)
+  }, 60_000)
 
   it.skipIf(!privateClusterAvailable())('cancels a statement after DATABASE_STATEMENT_TIMEOUT_MS', async () => {
     const pg = await createPrivateCluster()
     const db = await openDatabase({ url: pg.url, skipMigrations: true, ...readConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '200' }).database })
     try {
       const started = performance.now()
-      await expect(sql`select pg_sleep(5)`.execute(db)).rejects.toThrow(/statement timeout/)
-      expect(performance.now() - started).toBeLessThan(4_000)
+      await expect(sql`select pg_sleep(60)`.execute(db)).rejects.toThrow(/statement timeout/)
+      // Cancelled, not run to its end; the margin is for a slow machine.
+      expect(performance.now() - started).toBeLessThan(30_000)
     } finally {
       await db.destroy()
       await pg.destroy()
