@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import { readConfig } from '../../src/config.ts'
+import { seedDataDir } from '../../test/helpers/pglite.ts'
+import { createNodeApp } from './index.ts'
+
+const dirs: string[] = []
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+/** `shared_buffers` of the embedded database a server opens from `env`. */
+async function sharedBuffers(env: Record<string, string>): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
+  dirs.push(dir)
+  await seedDataDir(dir)
+  const node = await createNodeApp(readConfig({ EPISODIC_DATA_DIR: dir, EPISODIC_STORAGE: 'none', EPISODIC_WEBHOOK_INTERVAL_MS: '0', ...env }), {}, {
+    control: false,
+  })
+  try {
+    const { rows } = await sql<{ shared_buffers: string }>`show shared_buffers`.execute(node.app.deps.db)
+    return rows[0]!.shared_buffers
+  } finally {
+    await node.close()
+  }
+}
+
+describe('createNodeApp on the embedded database', () => {
+  it("starts PGlite with EPISODIC_PGLITE_SHARED_BUFFERS, else PostgreSQL's default", async () => {
+    expect(await sharedBuffers({ EPISODIC_PGLITE_SHARED_BUFFERS: '16MB' })).toBe('16MB')
+    expect(await sharedBuffers({})).toBe('128MB')
+  }, 120_000)
+})
