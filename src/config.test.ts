@@ -1,28 +1,28 @@
 import { describe, expect, it } from 'vitest'
 import { readConfig } from './config.ts'
 
-describe('EPISODIC_PGLITE_SHARED_BUFFERS', () => {
+describe('EPISODIC_EMBEDDED_SHARED_BUFFERS', () => {
   it("sizes the embedded database's shared buffers in PostgreSQL's units", () => {
     expect(readConfig({}).database.sharedBuffers).toBeUndefined()
-    expect(readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: '16MB' }).database.sharedBuffers).toBe('16MB')
-    expect(readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: '128kB' }).database.sharedBuffers).toBe('128kB')
-    expect(readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: '1GB' }).database.sharedBuffers).toBe('1GB')
+    expect(readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' }).database.sharedBuffers).toBe('16MB')
+    expect(readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '128kB' }).database.sharedBuffers).toBe('128kB')
+    expect(readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '1GB' }).database.sharedBuffers).toBe('1GB')
     // As every variable: surrounding blanks are dropped, and an empty value is unset.
-    expect(readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: ' 32MB ' }).database.sharedBuffers).toBe('32MB')
-    expect(readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: '' }).database.sharedBuffers).toBeUndefined()
+    expect(readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: ' 32MB ' }).database.sharedBuffers).toBe('32MB')
+    expect(readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '' }).database.sharedBuffers).toBeUndefined()
   })
 
   it('names the variable and the accepted range when the size is not one', () => {
     for (const value of ['16', '16mb', '64kB', '2GB', '1.5MB', '-16MB', '16 MB']) {
-      expect(() => readConfig({ EPISODIC_PGLITE_SHARED_BUFFERS: value }), value).toThrow(
-        `EPISODIC_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 32MB (got "${value}")`,
+      expect(() => readConfig({ EPISODIC_EMBEDDED_SHARED_BUFFERS: value }), value).toThrow(
+        `EPISODIC_EMBEDDED_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 32MB (got "${value}")`,
       )
     }
   })
 
   it('is refused beside DATABASE_URL, where there is no embedded database to size', () => {
-    expect(() => readConfig({ DATABASE_URL: 'postgres://localhost/episodic', EPISODIC_PGLITE_SHARED_BUFFERS: '16MB' })).toThrow(
-      'EPISODIC_PGLITE_SHARED_BUFFERS sizes the embedded database, which DATABASE_URL replaces',
+    expect(() => readConfig({ DATABASE_URL: 'postgres://localhost/episodic', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' })).toThrow(
+      'EPISODIC_EMBEDDED_SHARED_BUFFERS sizes the embedded database, which DATABASE_URL replaces',
     )
   })
 })

@@ -30,7 +30,7 @@ export interface EpisodicConfig {
   databaseUrl?: string
   /**
    * PostgreSQL timeouts (DATABASE_CONNECT_TIMEOUT_S, DATABASE_STATEMENT_TIMEOUT_MS) when set, defaults in
-   * `PostgresDatabaseOptions`; the embedded database's `shared_buffers` (EPISODIC_PGLITE_SHARED_BUFFERS).
+   * `PostgresDatabaseOptions`; the embedded database's `shared_buffers` (EPISODIC_EMBEDDED_SHARED_BUFFERS).
    */
   database: { connectTimeoutSeconds?: number; statementTimeoutMs?: number; sharedBuffers?: string }
   /** `EPISODIC_DATA_DIR`, default `./.episodic`: the embedded database, the built-in store's objects and generated secrets. */
@@ -127,7 +127,7 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
   if (statementTimeoutMs !== undefined && !(Number.isInteger(statementTimeoutMs) && statementTimeoutMs >= 0)) {
     throw new Error(`DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds >= 0, 0 for none (got "${get('DATABASE_STATEMENT_TIMEOUT_MS')}")`)
   }
-  const sharedBuffers = pgliteSharedBuffers(get('EPISODIC_PGLITE_SHARED_BUFFERS'), get('DATABASE_URL') !== undefined)
+  const sharedBuffers = embeddedSharedBuffers(get('EPISODIC_EMBEDDED_SHARED_BUFFERS'), get('DATABASE_URL') !== undefined)
   const sessionSecret = get('EPISODIC_SESSION_SECRET')
   if (sessionSecret !== undefined && sessionSecret.length < 32) throw new Error('EPISODIC_SESSION_SECRET must be at least 32 characters')
   const webhookIntervalMs = Number(get('EPISODIC_WEBHOOK_INTERVAL_MS') ?? 5000)
@@ -154,19 +154,19 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
 const KB_PER_UNIT: Record<string, number> = { kB: 1, MB: 1024, GB: 1024 * 1024 }
 
 /**
- * `EPISODIC_PGLITE_SHARED_BUFFERS`: PostgreSQL's `shared_buffers` for the
+ * `EPISODIC_EMBEDDED_SHARED_BUFFERS`: PostgreSQL's `shared_buffers` for the
  * embedded database (default PostgreSQL's 128MB, all of which PGlite sets up
  * in the server's memory), in PostgreSQL's units: 128kB to 1GB.
  */
-function pgliteSharedBuffers(value: string | undefined, postgres: boolean): string | undefined {
+function embeddedSharedBuffers(value: string | undefined, postgres: boolean): string | undefined {
   if (value === undefined) return undefined
   if (postgres) {
     throw new Error(
-      "EPISODIC_PGLITE_SHARED_BUFFERS sizes the embedded database, which DATABASE_URL replaces (PostgreSQL's shared_buffers is its server's setting)",
+      "EPISODIC_EMBEDDED_SHARED_BUFFERS sizes the embedded database, which DATABASE_URL replaces (PostgreSQL's shared_buffers is its server's setting)",
     )
   }
   const match = /^(\d+)(kB|MB|GB)$/.exec(value)
   const kb = match ? Number(match[1]) * KB_PER_UNIT[match[2]!]! : NaN
-  if (!(kb >= 128 && kb <= 1024 * 1024)) throw new Error(`EPISODIC_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 32MB (got "${value}")`)
+  if (!(kb >= 128 && kb <= 1024 * 1024)) throw new Error(`EPISODIC_EMBEDDED_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 32MB (got "${value}")`)
   return value
 }

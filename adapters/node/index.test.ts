@@ -27,8 +27,8 @@ async function sharedBuffers(env: Record<string, string>): Promise<string> {
 }
 
 describe('createNodeApp on the embedded database', () => {
-  it("starts PGlite with EPISODIC_PGLITE_SHARED_BUFFERS, else PostgreSQL's default", async () => {
-    expect(await sharedBuffers({ EPISODIC_PGLITE_SHARED_BUFFERS: '16MB' })).toBe('16MB')
+  it("starts PGlite with EPISODIC_EMBEDDED_SHARED_BUFFERS, else PostgreSQL's default", async () => {
+    expect(await sharedBuffers({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' })).toBe('16MB')
     expect(await sharedBuffers({})).toBe('128MB')
   }, 120_000)
 })

@@ -58,7 +58,7 @@ PORT"). A lock left by a killed server is taken over.
 Rate limits (per instance): EPISODIC_SIGNIN_LIMIT portal sign-ins a minute
 per address (10), EPISODIC_RATE_LIMIT API requests a minute per key (off);
 EPISODIC_TRUST_PROXY=1 behind a reverse proxy. See docs/hardening.md.
-On the embedded database, EPISODIC_PGLITE_SHARED_BUFFERS (such as 16MB;
+On the embedded database, EPISODIC_EMBEDDED_SHARED_BUFFERS (16MB, say;
 default 128MB) sizes its shared buffers, for a computer short of memory.
 
 Options:

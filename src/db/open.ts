@@ -39,7 +39,7 @@ export interface OpenDatabaseOptions {
    * every start, so a short-lived command (an admin verb, a test) opens
    * faster with few: 1.1 s against 0.7 s with 16MB on a 2-vCPU VM, and the
    * process holds about 150 MB less memory. A server keeps the default for
-   * its hot data unless `EPISODIC_PGLITE_SHARED_BUFFERS` says otherwise.
+   * its hot data unless `EPISODIC_EMBEDDED_SHARED_BUFFERS` says otherwise.
    */
   sharedBuffers?: string
 }
