@@ -14,11 +14,10 @@
  */
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { chromium } from 'playwright-core'
 import { EpisodicClient } from '../src/client/client.ts'
 import { writeNpz } from '../src/replay/npz/index.ts'
 import { startService } from '../test/helpers/service.ts'
-import { CHROMIUM_PATH } from '../test/browser/chromium.ts'
+import { CHROMIUM_PATH, launchChromium, signIn } from '../test/browser/chromium.ts'
 import { median } from './lib.ts'
 
 const ROUNDS = Number(process.env.PLOTS_ROUNDS ?? 6)
@@ -44,7 +43,7 @@ export async function main(): Promise<void> {
     return
   }
   const svc = await startService('pglite')
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--headless', '--no-sandbox', '--disable-gpu'], headless: true })
+  const browser = await launchChromium()
   try {
     const { key } = await svc.newTenant('plots')
     const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
@@ -61,9 +60,7 @@ export async function main(): Promise<void> {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
     context.setDefaultTimeout(120_000)
     const page = await context.newPage()
-    await page.goto(`${svc.url}/portal/login?next=${encodeURIComponent(small.path)}`)
-    await page.fill('input[name=api_key]', key)
-    await Promise.all([page.waitForURL((url) => url.pathname !== '/portal/login'), page.click('button[type=submit]')])
+    await signIn(page, svc.url, key, small.path)
     /** Loads the page and returns its decode + downsample + draw time and the x values drawn per chart. */
     const draw = async (path: string) => {
       await page.goto(`${svc.url}${path}`)

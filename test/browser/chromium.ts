@@ -6,7 +6,7 @@
  * `.ci/run` installs it (`apt-get install -y chromium`).
  */
 import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 import { describeRequiring } from '../helpers/requires.ts'
 
 /** Where Debian puts it; CHROMIUM_PATH overrides. */
@@ -32,4 +32,11 @@ export function launchChromium(): Promise<Browser> {
 export function describeWithChromium(name: string, body: () => void, timeout = 90_000): void {
   const missing = `chromium not found at ${CHROMIUM_PATH}; install it (apt-get install -y chromium) or set CHROMIUM_PATH`
   describeRequiring(name, existsSync(CHROMIUM_PATH) ? null : missing, body, { timeout })
+}
+
+/** Signs `page` in to the portal at `baseUrl` through its login form, as a person does, and lands on `path`. */
+export async function signIn(page: Page, baseUrl: string, key: string, path: string): Promise<void> {
+  await page.goto(`${baseUrl}/portal/login?next=${encodeURIComponent(path)}`)
+  await page.fill('input[name=api_key]', key)
+  await Promise.all([page.waitForURL((url) => url.pathname !== '/portal/login'), page.click('button[type=submit]')])
 }

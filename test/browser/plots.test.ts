@@ -16,7 +16,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { call } from '../helpers/http.ts'
 import { describeWithNumpy, runPython } from '../helpers/python.ts'
 import { startService, type TestService } from '../helpers/service.ts'
-import { describeWithChromium, launchChromium } from './chromium.ts'
+import { describeWithChromium, launchChromium, signIn } from './chromium.ts'
 import { TINY_MP4 } from './fixtures.ts'
 
 /** 50 steps at 50 fps: one second, as long as the test video. */
@@ -89,9 +89,7 @@ describeWithChromium('episode plots in Chromium', () => {
       context.setDefaultTimeout(30_000)
       const page = await context.newPage()
       page.on('pageerror', (err) => console.error('page error:', err))
-      await page.goto(`${svc.url}/portal/login?next=${encodeURIComponent(path)}`)
-      await page.fill('input[name=api_key]', key)
-      await Promise.all([page.waitForURL((url) => url.pathname !== '/portal/login'), page.click('button[type=submit]')])
+      await signIn(page, svc.url, key, path)
       return page
     }
 

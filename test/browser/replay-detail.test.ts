@@ -12,7 +12,7 @@ import { completeRun, createRun } from '../../src/replay/eval-run.ts'
 import { runAgainst } from '../../src/replay/run.ts'
 import { baselineAction, DOF, recordBaseline, STEPS } from '../helpers/baselines.ts'
 import { startService, type TestService } from '../helpers/service.ts'
-import { describeWithChromium, launchChromium } from './chromium.ts'
+import { describeWithChromium, launchChromium, signIn } from './chromium.ts'
 
 describeWithChromium('eval-run result page in Chromium', () => {
   let svc: TestService
@@ -55,9 +55,7 @@ describeWithChromium('eval-run result page in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
     context.setDefaultTimeout(30_000)
     const page = await context.newPage()
-    await page.goto(`${svc.url}/portal/login?next=${encodeURIComponent(path)}`)
-    await page.fill('input[name=api_key]', key)
-    await Promise.all([page.waitForURL((url) => url.pathname !== '/portal/login'), page.click('button[type=submit]')])
+    await signIn(page, svc.url, key, path)
     return page
   }
 

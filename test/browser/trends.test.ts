@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { call } from '../helpers/http.ts'
 import { startService, type TestService } from '../helpers/service.ts'
-import { describeWithChromium, launchChromium } from './chromium.ts'
+import { describeWithChromium, launchChromium, signIn } from './chromium.ts'
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts')
 
@@ -62,9 +62,7 @@ describeWithChromium('trend page in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
     context.setDefaultTimeout(30_000)
     const page = await context.newPage()
-    await page.goto(`${svc.url}/portal/login?next=${encodeURIComponent(path)}`)
-    await page.fill('input[name=api_key]', key)
-    await Promise.all([page.waitForURL((url) => url.pathname !== '/portal/login'), page.click('button[type=submit]')])
+    await signIn(page, svc.url, key, path)
     return page
   }
 
