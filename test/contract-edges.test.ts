@@ -119,4 +119,88 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect(max.status, max.text).toBe(200)
     expect((await api(`/api/episodes/${id}`)).text).toContain('"bytes_total":9007199254740991')
   })
+
+  it('keeps a seed written with a fraction or an exponent exact, and refuses one that is not an integer', async () => {
+    const open = (raw: string) => api('/api/ingest/episode', { raw, headers: { 'content-type': 'application/json' } })
+    for (
+      const [text, stored] of [
+        ['9.007199254740993e15', '9007199254740993'],
+        ['9007199254740993.0', '9007199254740993'],
+        ['9.223372036854775807e18', '9223372036854775807'],
+        ['-9223372036854775808.000', '-9223372036854775808'],
+        ['1.2e1', '12'],
+      ]
+    ) {
+      const reply = await open(`{"seed":${text},"request_uploads":[]}`)
+      expect(reply.status, `${text}: ${reply.text}`).toBe(201)
+      expect((await api(`/api/episodes/${reply.body.episode_id}`)).text, text).toContain(`"seed":${stored},`)
+    }
+    for (const text of ['9.223372036854775808e18', '1.5', '1e400']) {
+      const reply = await open(`{"seed":${text}}`)
+      expect([reply.status, reply.body.error], text).toEqual([400, expect.stringMatching(/^seed: must be/)])
+    }
+  })
+
+  it('refuses a number beyond a double in metadata instead of storing null', async () => {
+    const raw = (body: string) => ({ raw: body, headers: { 'content-type': 'application/json' } })
+    const open = await api('/api/ingest/episode', raw('{"metadata":{"gain":[1,-1e400]}}'))
+    expect([open.status, open.body.error]).toEqual([400, "metadata.gain[1]: must be a finite number (beyond a double's range)"])
+    const id = await episode()
+    const finalize = await api(`/api/ingest/episode/${id}/finalize`, raw('{"metadata":{"x":1e999}}'))
+    expect([finalize.status, finalize.body.error]).toEqual([400, "metadata.x: must be a finite number (beyond a double's range)"])
+    const run = await api('/api/ingest/eval-run', raw(`{"candidate_policy_version":"v2","baseline_episode_ids":["${id}"],"metadata":{"x":1e400}}`))
+    expect([run.status, run.body.error]).toEqual([400, "metadata.x: must be a finite number (beyond a double's range)"])
+    // Large finite numbers are stored as given.
+    const big = await api('/api/ingest/episode', raw('{"metadata":{"x":1e300},"request_uploads":[]}'))
+    expect((await api(`/api/episodes/${big.body.episode_id}`)).body.metadata).toEqual({ x: 1e300 })
+  })
+
+  it('names an array item in brackets, whichever check refused it', async () => {
+    const kind = await api('/api/ingest/episode', { body: { request_uploads: ['video', 'audio'] } })
+    expect(kind.status).toBe(400)
+    expect(kind.body.error).toMatch(/^request_uploads\[1\]: /)
+    const text = await api('/api/ingest/episode', { body: { request_uploads: ['video', 'a\u0000'] } })
+    expect(text.body.error).toBe('request_uploads[1]: must not contain \\u0000')
+  })
+
+  it('answers 409 to any finalize body for an archived episode, a malformed one too', async () => {
+    const id = await episode()
+    await svc.archive(id)
+    for (const raw of ['{"status":"bogus"}', '{', '{"metadata":{"x":1e400}}', '{"status":"ready"}', '']) {
+      const reply = await api(`/api/ingest/episode/${id}/finalize`, { raw, headers: { 'content-type': 'application/json' } })
+      expect([reply.status, reply.body.error], raw).toEqual([409, 'episode is archived and cannot be finalized'])
+    }
+    // Not archived: the malformed body is a 400 as before; another client's archived episode a 404.
+    const live = await episode()
+    const bad = await api(`/api/ingest/episode/${live}/finalize`, { body: { status: 'bogus' } })
+    expect([bad.status, bad.body.error]).toEqual([400, 'status: must be ready or failed'])
+    const other = (await svc.newTenant()).key
+    const foreign = await call(
+      `${svc.url}/api/ingest/episode/${id}/finalize`,
+      { key: other, body: { status: 'bogus' } },
+      (url, req) => Promise.resolve(svc.app.request(url, req)),
+    )
+    expect(foreign.status).toBe(400)
+    const foreignValid = await call(
+      `${svc.url}/api/ingest/episode/${id}/finalize`,
+      { key: other, body: {} },
+      (url, req) => Promise.resolve(svc.app.request(url, req)),
+    )
+    expect(foreignValid.status).toBe(404)
+    expect((await api(`/api/episodes/${id}`)).body.status).toBe('archived')
+  })
+
+  it('answers 404 to a result for a baseline or replay id that is not a UUID, as for an unknown one', async () => {
+    const b = await episode()
+    const run = (await api('/api/ingest/eval-run', { body: { candidate_policy_version: 'v2', baseline_episode_ids: [b] } })).body.eval_run_id
+    const nope = await api(`/api/ingest/eval-run/${run}/result`, { body: { baseline_episode_id: 'nope', status: 'done' } })
+    expect([nope.status, nope.body.error]).toEqual([404, 'baseline episode is not part of this eval run'])
+    const replay = await api(`/api/ingest/eval-run/${run}/result`, { body: { baseline_episode_id: b, status: 'done', replay_episode_id: 'nope' } })
+    expect([replay.status, replay.body.error]).toEqual([404, 'replay episode not found'])
+    const type = await api(`/api/ingest/eval-run/${run}/result`, { body: { baseline_episode_id: 7, status: 'done' } })
+    expect([type.status, type.body.error]).toEqual([400, 'baseline_episode_id: must be a string'])
+    const unknownRun = await api('/api/ingest/eval-run/00000000-0000-4000-8000-000000000000/result', { body: { baseline_episode_id: 'nope', status: 'done' } })
+    expect(unknownRun.status).toBe(404)
+    expect(svc.errors).toEqual([])
+  })
 })

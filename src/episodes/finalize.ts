@@ -137,7 +137,15 @@ export async function finalizeEpisode(
 ): Promise<FinalizeEpisodeResult> {
   const row = await apply({ clientId, episodeId, change })
   if (row) return { episode_id: row.id, status: row.status as 'ready' | 'failed', updated_at: iso(row.updated_at) }
+  await refuseArchived(db, clientId, episodeId)
+  throw new EpisodicError('not_found', 'episode not found')
+}
 
+/**
+ * Throws conflict when the caller's episode `episodeId` is archived: the
+ * spec's answer to a finalize with any body, a malformed one included.
+ */
+export async function refuseArchived(db: Kysely<Database>, clientId: string, episodeId: string): Promise<void> {
   const existing = await db
     .selectFrom('episodes')
     .select('status')
@@ -145,5 +153,4 @@ export async function finalizeEpisode(
     .where('client_id', '=', clientId)
     .executeTakeFirst()
   if (existing?.status === 'archived') throw new EpisodicError('conflict', 'episode is archived and cannot be finalized')
-  throw new EpisodicError('not_found', 'episode not found')
 }

@@ -9,6 +9,7 @@ import { readJsonBody } from '../http/body.ts'
 import { uuidParam } from '../http/fields.ts'
 import { sendJson } from '../http/json.ts'
 import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
+import { refuseArchived } from './finalize.ts'
 import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './ingest-schemas.ts'
 import { idempotent } from './idempotency.ts'
 import { reopened, verifiedBytesTotal } from './upload-hooks.ts'
@@ -75,7 +76,11 @@ export function ingestRoutes(deps: Deps) {
 
   app.post('/episode/:id/finalize', async (c) => {
     const id = uuidParam(c.req.param('id'), 'episode not found')
-    const body = await readJsonBody(c.req.raw, FinalizeEpisodeBody, deps.bodyLimit)
+    const body = await readJsonBody(c.req.raw, FinalizeEpisodeBody, deps.bodyLimit).catch(async (error: unknown) => {
+      // An archived episode answers 409 to any body (spec, episode states), a malformed one too.
+      await refuseArchived(deps.db, c.get('clientId'), id)
+      throw error
+    })
     const result = await deps.episodes.finalize(c.get('clientId'), id, {
       status: body.status,
       durationS: body.duration_s,

@@ -19,6 +19,8 @@ import { ERROR_LIMIT } from './schemas.ts'
 import { enqueueEvalRunCompleted } from '../webhooks/outbox.ts'
 
 const RUN_NOT_FOUND = 'eval run not found'
+const NOT_IN_RUN = 'baseline episode is not part of this eval run'
+const REPLAY_NOT_FOUND = 'replay episode not found'
 
 export interface NewEvalRun {
   id: string
@@ -117,14 +119,16 @@ export async function uploadResult(db: Kysely<Database>, clientId: string, runId
       .executeTakeFirst()
     if (!run) throw new EpisodicError('not_found', RUN_NOT_FOUND)
     if (run.status !== 'pending') throw new EpisodicError('conflict', 'eval run is already finalized')
-    if (result.replayEpisodeId) {
+    if (!isUuid(result.baselineEpisodeId)) throw new EpisodicError('not_found', NOT_IN_RUN)
+    if (result.replayEpisodeId !== null) {
+      if (!isUuid(result.replayEpisodeId)) throw new EpisodicError('not_found', REPLAY_NOT_FOUND)
       const replay = await trx
         .selectFrom('episodes')
         .select('id')
         .where('id', '=', result.replayEpisodeId)
         .where('client_id', '=', clientId)
         .executeTakeFirst()
-      if (!replay) throw new EpisodicError('not_found', 'replay episode not found')
+      if (!replay) throw new EpisodicError('not_found', REPLAY_NOT_FOUND)
     }
     const row = await trx
       .updateTable('eval_results')
@@ -139,7 +143,7 @@ export async function uploadResult(db: Kysely<Database>, clientId: string, runId
       .where('baseline_episode_id', '=', result.baselineEpisodeId)
       .returning(['updated_at'])
       .executeTakeFirst()
-    if (!row) throw new EpisodicError('not_found', 'baseline episode is not part of this eval run')
+    if (!row) throw new EpisodicError('not_found', NOT_IN_RUN)
     return { eval_run_id: runId, baseline_episode_id: result.baselineEpisodeId, status: result.status, updated_at: iso(row.updated_at) }
   })
 }

@@ -3,7 +3,7 @@
  * They validate requests, type the client library and generate OpenAPI.
  */
 import * as v from 'valibot'
-import { jsonObject, limitParam, maxCodePoints, optionalText, text, uuid, wireCount } from '../http/fields.ts'
+import { idString, jsonObject, limitParam, maxCodePoints, optionalText, text, wireCount } from '../http/fields.ts'
 import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
 import { type MetricBlob, MetricBlobSchema } from './metric-blob.ts'
@@ -199,9 +199,9 @@ export interface UploadResultInput {
 
 export const UploadResultBody: v.GenericSchema<UploadResultInput> = typed<UploadResultInput>()(v.strictObject(
   {
-    baseline_episode_id: uuid,
+    baseline_episode_id: idString,
     status: v.picklist(['done', 'failed'], 'must be done or failed'),
-    replay_episode_id: v.optional(v.nullable(uuid)),
+    replay_episode_id: v.optional(v.nullable(idString)),
     error: v.optional(v.nullable(v.string('must be a string'))),
     metrics: v.optional(v.nullable(MetricBlobSchema)),
   },

@@ -3,7 +3,8 @@
  * schema, turning every way a body can be wrong into a 400 or 413 whose
  * message names the field: not JSON, not an object, wrong type, unknown
  * field, a string (or key) holding U+0000 or an unpaired UTF-16 surrogate
- * (PostgreSQL cannot store either; nothing is replaced silently), nesting
+ * (PostgreSQL cannot store either; nothing is replaced silently), a number
+ * beyond a double's range (`1e400` would be stored as null), nesting
  * deeper than the database accepts, or over the size limit; and a body
  * declared as anything but JSON gets 415.
  */
@@ -129,7 +130,7 @@ const OBJECT_ISSUES = new Set(['object', 'strict_object', 'loose_object', 'objec
  * `unknown field` (the unknown key has `expected: "never"`).
  */
 export function describeIssue(issue: v.BaseIssue<unknown>, prefix = ''): string {
-  const path = [prefix, ...(issue.path ?? []).map((p) => String(p.key))].filter(Boolean).join('.')
+  const path = issuePath(issue, prefix)
   const last = issue.path?.[issue.path.length - 1]
   if (OBJECT_ISSUES.has(issue.type) && last && 'origin' in last && last.origin === 'key') {
     if (issue.expected === 'never') return `${path}: unknown field`
@@ -138,7 +139,22 @@ export function describeIssue(issue: v.BaseIssue<unknown>, prefix = ''): string 
   return path ? `${path}: ${issue.message}` : issue.message
 }
 
+/** `metadata.poses[2].x`: object keys after dots, array indexes in brackets, as `checkJsonValue` writes them. */
+function issuePath(issue: v.BaseIssue<unknown>, prefix: string): string {
+  let path = prefix
+  for (const item of issue.path ?? []) {
+    if (item.type === 'array') path += `[${String(item.key)}]`
+    else path += path ? `.${String(item.key)}` : String(item.key)
+  }
+  return path
+}
+
 function checkJsonValue(value: unknown, path: string, depth: number): void {
+  if (typeof value === 'number') {
+    // JSON has no Infinity: only a literal beyond a double's range (1e400) parses to one.
+    if (!Number.isFinite(value)) throw new EpisodicError('invalid', `${path || 'body'}: must be a finite number (beyond a double's range)`)
+    return
+  }
   if (typeof value === 'string') {
     const problem = textProblem(value)
     if (problem) throw new EpisodicError('invalid', `${path || 'body'}: ${problem}`)

@@ -116,6 +116,15 @@ export const wireCount = v.pipe(v.number(), v.integer(), v.minValue(0))
 /** A UUID string, as ids are on the wire. */
 export const uuid = v.pipe(v.string('must be a string'), v.uuid('must be a UUID'))
 
+/**
+ * An id in a body that names a row (a baseline episode of a run): any
+ * string, since one that is not a UUID names nothing and answers 404 like an
+ * unknown id, as ids in paths do (the handler checks with `isUuid` before
+ * SQL sees it). OpenAPI: a UUID string.
+ */
+export const idString = v.string('must be a string')
+JSON_SCHEMA_OF.set(idString, { type: 'string', format: 'uuid' })
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** True when `id` is a UUID; malformed ids in paths answer 404, never reach SQL. */

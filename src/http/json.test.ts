@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { jsonText, parseJson, sendJson, toInt64 } from './json.ts'
+import { exactInteger, jsonText, parseJson, sendJson, toInt64 } from './json.ts'
 
 describe('exact JSON integers', () => {
   it('keeps every digit of an int64 a double cannot hold', () => {
@@ -26,6 +26,28 @@ describe('exact JSON integers', () => {
       expect(value.v).toBe(BigInt(text))
       expect(jsonText(value)).toBe(`{"v":${text}}`)
     }
+  })
+
+  it('reads an integer written with a fraction or an exponent exactly', () => {
+    // The same integer three ways; a double would give 9007199254740992 for each.
+    for (const text of ['9007199254740993', '9007199254740993.0', '9.007199254740993e15', '900719925474099300e-2']) {
+      expect(parseJson(`{"seed":${text}}`)).toEqual({ seed: 9007199254740993n })
+    }
+    expect(parseJson('{"seed":9.223372036854775807e18}')).toEqual({ seed: 9223372036854775807n })
+    expect(parseJson('{"seed":-9.223372036854775808E+18}')).toEqual({ seed: -9223372036854775808n })
+    // Integers a double holds and prints alike stay numbers; fractions stay doubles.
+    expect(parseJson('{"a":1.23456789012345e18,"b":12.50000000000000000,"c":1e3}')).toEqual({ a: 1.23456789012345e18, b: 12.5, c: 1000 })
+  })
+
+  it('finds the exact integer of a number literal, if it is one', () => {
+    expect(exactInteger('12')).toBe(12n)
+    expect(exactInteger('-1.20e1')).toBe(-12n)
+    expect(exactInteger('0.000e5')).toBe(0n)
+    expect(exactInteger('1200e-2')).toBe(12n)
+    expect(exactInteger('1.5')).toBeUndefined()
+    expect(exactInteger('1e-1')).toBeUndefined()
+    expect(exactInteger('1e999999999')).toBeUndefined()
+    expect(exactInteger('123456789012345678901234567890123456789012345678901')).toBe(123456789012345678901234567890123456789012345678901n)
   })
 
   it('gives the client a bigint for every integer beyond 2^53', () => {
