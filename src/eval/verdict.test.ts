@@ -66,6 +66,14 @@ describe('verdict rule 3: inconclusive', () => {
     expect(s.reasons).toContain('Only 5 episodes done; ship needs at least 10 (min_episodes).')
   })
 
+  it('with too few episodes and nothing better, gives no count: more episodes of no effect settle nothing', () => {
+    // The candidate copies every outcome (no _outcome): all deltas are 0, nothing is undecided with an effect.
+    const same = (i: number) => done({ success_baseline: i % 2 === 0, success_candidate: i % 2 === 0, reward_total_baseline: i, reward_total_candidate: i })
+    const s = rollup(times(4, same), { seed: 'r' })
+    expect(s).toMatchObject({ verdict: 'inconclusive', episodes_needed: null })
+    expect(s.reasons).toContain('Only 4 episodes done; ship needs at least 10 (min_episodes).')
+  })
+
   it('with no significant improvement, estimating episodes_needed for the most important undecided metric', () => {
     const deltas = [1.5, -1, 2, -0.5, 1, -1.5, 0.5, 2.5, -2, 1, 0, 0.5]
     const s = rollup(deltas.map((d, i) => done({ reward_total_baseline: i, reward_total_candidate: i + d })), { seed: 'r' })

@@ -143,7 +143,8 @@ export function decideVerdict(input: VerdictInput): VerdictOutput {
   const safetyWorse = (['success_rate', 'collision_rate'] as const).filter((name) => worse(metrics[name]))
   const majorityText = `${better_count} of ${plural(metric_total, 'comparable metric')} improved on the point estimates (ship needs two thirds)`
 
-  if (enough && majority && safetyWorse.length === 0 && better.length > 0 && worseSig.length === 0) {
+  const shipButCount = majority && safetyWorse.length === 0 && better.length > 0 && worseSig.length === 0
+  if (enough && shipButCount) {
     return {
       verdict: 'ship',
       reasons: [
@@ -183,7 +184,9 @@ export function decideVerdict(input: VerdictInput): VerdictOutput {
         formatDelta(undecided, clean(m.delta!))
       }) with 80% power at the two-sided 5% level.`,
     )
-  } else if (!enough) {
+  } else if (!enough && shipButCount) {
+    // Only the count stands between this run and ship, so the count settles it. Otherwise
+    // no undecided metric has an effect to plan for (all deltas zero, say): null.
     episodes_needed = minEpisodes
   }
   return { verdict: 'inconclusive', reasons, episodes_needed, ...base }
