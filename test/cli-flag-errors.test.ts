@@ -128,6 +128,15 @@ describe('episodic replay run', () => {
     )
   })
 
+  it('refuses in a dry run what a recorded run would refuse, so the preview is faithful', async () => {
+    expectUsage(await replay('--dry-run', '--candidate-version', 'v2', '--baseline-episodes', `${baseline},${baseline}`), 'replay', /is listed twice/)
+    expectUsage(
+      await replay('--dry-run', '--candidate-version', 'v'.repeat(121), '--baseline-episodes', baseline),
+      'replay',
+      /^episodic: replay run: candidate_policy_version: must be at most 120 characters/,
+    )
+  })
+
   it('names the replay help in the hint of every flag error', async () => {
     expectUsage(await replay('--candidate-version', 'v2', '--baseline-episodes', baseline, '--concurrency', '0'), 'replay', /--concurrency must be/)
     expectUsage(await replay('--candidate-version', 'v2', '--baseline-episodes', baseline, '--obs-map', 'a=b'), 'replay', /--obs-map: only for a policy server/)

@@ -6,6 +6,8 @@
  * the built bin; examples/replay runs as its README says at the end.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,6 +35,8 @@ beforeAll(async () => {
     `export const policies = { v2: { act: (obs) => ({ '/joint_states/position': Array.from(obs['/joint_states/position'].data, (x) => x + 0.01) }) } }
 export const crash = () => { throw new Error('boom') }
 export const slow = async (obs) => (await new Promise((r) => setTimeout(r, 200)), { '/joint_states/position': obs['/joint_states/position'].data })
+let calls = 0
+export const hangOnce = async (obs) => (calls++ === 2 && (await new Promise((r) => setTimeout(r, 600_000))), { '/joint_states/position': obs['/joint_states/position'].data })
 export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { collision_count: 0, reward_total: 11, time_to_goal_s: 4 } })
 `,
   )
@@ -111,11 +115,16 @@ describe('episodic replay run', () => {
     const hold = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--fail-on-hold'])
     expect(hold.stdout).toContain('verdict: HOLD')
     expect(hold.code).toBe(6)
-    // With the OOD limit raised, nothing decides either way on 2 episodes.
+    // With the OOD limit raised, nothing decides either way on 2 episodes; every outcome is the
+    // baseline's (no _outcome), so no number of episodes would settle it.
     const inconclusive = await cli(['--policy', 'policy.mjs:policies.v2.act', ...common(), '--fail-on-hold', '--max-ood-share', '0.5'])
-    expect(inconclusive.stdout).toContain('verdict: INCONCLUSIVE (about 10 paired episodes would settle it)')
+    expect(inconclusive.stdout).toMatch(/^verdict: INCONCLUSIVE$/m)
     expect(inconclusive.stdout).toContain('  - Only 2 episodes done; ship needs at least 10 (min_episodes).')
     expect(inconclusive.code).toBe(7)
+    // Better, but short of min_episodes: the count is what settles it.
+    const short = await cli(['--policy', 'policy.mjs:better', ...common(), '--fail-on-hold'])
+    expect(short.stdout).toContain('verdict: INCONCLUSIVE (about 10 paired episodes would settle it)')
+    expect(short.code).toBe(7)
     const ship = await cli([
       '--policy',
       'policy.mjs:better',
@@ -296,7 +305,8 @@ describe('episodic replay run', () => {
 
 it('Ctrl-C says which eval run stays pending and how to go on; --resume replays only the baselines left, then finalizes', async () => {
   const [command, prefix] = await builtCli()
-  const child = spawn(command, [...prefix, 'replay', 'run', '--policy', './policy.mjs:slow', ...common()], { cwd: dir, env: userEnv({}) })
+  const flags = ['--policy', './policy.mjs:slow', '--policy-timeout', '30', '--prefetch-mb', '64']
+  const child = spawn(command, [...prefix, 'replay', 'run', ...flags, ...common()], { cwd: dir, env: userEnv({}) })
   let stdout = ''
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
@@ -312,7 +322,8 @@ it('Ctrl-C says which eval run stays pending and how to go on; --resume replays 
   const runId = /^eval run ([0-9a-f-]{36}) /m.exec(stdout)![1]!
   expect(code).toBe(130)
   expect(stderr).toContain(`episodic: interrupted; eval run ${runId} stays pending with 1 of 2 results (${svc.url}/portal/eval-runs/${runId})`)
-  expect(stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:slow`)
+  // Every flag that drives the policy comes along; those that shaped the run do not.
+  expect(stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:slow --policy-timeout 30 --prefetch-mb 64\n`)
   const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
   const before = await client.getEvalRun(runId)
   expect(before.results.map((r) => r.status)).toEqual(['done', 'pending'])
@@ -345,6 +356,54 @@ it('Ctrl-C says which eval run stays pending and how to go on; --resume replays 
   expect(again.stderr).toContain(`--resume: eval run ${runId} is already completed`)
   expect((await client.getEvalRun(runId)).updated_at).toBe(after.updated_at)
 }, 60_000)
+
+it('exits when the run is done, though a policy call abandoned by --policy-timeout is still waiting (built bin)', async () => {
+  const started = Date.now()
+  const { code, stdout, stderr } = await spawnCli(['replay', 'run', '--policy', './policy.mjs:hangOnce', '--policy-timeout', '1', ...common()], {
+    cwd: dir,
+    env: userEnv({}),
+  })
+  expect(code, stderr).toBe(0)
+  expect(stdout).toMatch(/^\[1\/2\] \S+ -> failed: .*1 s/m)
+  expect(stdout).toMatch(/^recommendation: HOLD/m)
+  // The abandoned call waits 600 s; the command is done long before (generous for a busy machine).
+  expect(Date.now() - started).toBeLessThan(300_000)
+}, 600_000)
+
+it('a network failure mid-run exits 5, saying which eval run stays pending and how to go on', async () => {
+  // A proxy in front of the service that goes dark once the first result is up.
+  let dark = false
+  const proxy = createServer((req, res) => {
+    if (dark) return void req.socket.destroy()
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', async () => {
+      const headers = Object.fromEntries(
+        ['authorization', 'content-type', 'idempotency-key'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
+      )
+      const body = chunks.length ? Buffer.concat(chunks) : undefined
+      const upstream = await fetch(`${svc.url}${req.url}`, { method: req.method, headers, body, redirect: 'manual' })
+      const bytes = Buffer.from(await upstream.arrayBuffer())
+      if (req.url!.endsWith('/result')) dark = true
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(bytes)
+    })
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  try {
+    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    const failed = await cli(['--policy', './policy.mjs:policies.v2.act', '--policy-timeout', '20', ...common()], { EPISODIC_BASE_URL: base })
+    expect(failed.code, failed.stderr).toBe(5)
+    const runId = /^eval run ([0-9a-f-]{36}) /m.exec(failed.stdout)![1]!
+    expect(failed.stderr).toMatch(/^episodic: .*network failure/m)
+    expect(failed.stderr).toContain(`eval run ${runId} stays pending with 1 of 2 results`)
+    expect(failed.stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:policies.v2.act --policy-timeout 20\n`)
+    const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+    expect((await client.getEvalRun(runId)).results.map((r) => r.status)).toEqual(['done', 'pending'])
+  } finally {
+    proxy.closeAllConnections()
+    await new Promise((resolve) => proxy.close(resolve))
+  }
+})
 
 it('--resume: a malformed id, or a flag that shapes a new run beside it, is a usage error; an unknown run exits 4', async () => {
   const policy = ['--policy', './policy.mjs:policies.v2.act']

@@ -25,14 +25,20 @@ let svc: TestService
 let key: string
 let client: EpisodicClient
 let baselines: string[]
+let nine: string[]
 let dir: string
 
 beforeAll(async () => {
   svc = await startService('pglite')
   key = (await svc.newTenant('policies')).key
   client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
-  baselines = []
-  for (let i = 0; i < 3; i++) baselines.push(await recordBaseline(client, { success: i !== 1, reward_total: 10 + i, collision_count: i, time_to_goal_s: 5 }))
+  // Nine baselines in three kinds (i % 3 has the same artifacts and outcomes): the --concurrency
+  // cases replay more episodes than three, and a run, dry or not, names each baseline once.
+  nine = []
+  for (let i = 0; i < 9; i++) {
+    nine.push(await recordBaseline(client, { success: i % 3 !== 1, reward_total: 10 + (i % 3), collision_count: i % 3, time_to_goal_s: 5 }))
+  }
+  baselines = nine.slice(0, 3)
   dir = mkdtempSync(join(tmpdir(), 'episodic-policies-'))
   cpSync(resolve('test/fixtures/policies'), dir, { recursive: true })
 }, TIMEOUT)
@@ -184,14 +190,14 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
   it('with --concurrency, a crash fails only the episode that caused it; the ones queued behind it run on the new process', async () => {
     const js = await twin('offset')
     // Nine episodes, all in flight: the crash (episode 1, step 2) has others queued behind it.
-    const ids = [...baselines, ...baselines, ...baselines]
+    const ids = nine
     const policy = pythonPolicy({ module: 'lab.numpy_policy:crash', python: BRIDGE_PYTHON, cwd: dir })
     try {
       const run = await createRun({ candidatePolicyVersion: 'crash-c', baselineEpisodeIds: ids, client, dryRun: true })
       const results = await runAgainst(run, policy, { stderr: () => {}, concurrency: 9 })
       expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done', 'done', 'done', 'done', 'done', 'done', 'done'])
       expect(results[1]!.error).toBe('Error: the Python policy process exited (code 3); see its output above')
-      for (const [i, result] of results.entries()) if (i !== 1) expect(result.metrics).toEqual(js[ids[i]!]!.metrics)
+      for (const [i, result] of results.entries()) if (i !== 1) expect(result.metrics).toEqual(js[baselines[i % 3]!]!.metrics)
     } finally {
       await policy.close()
     }
@@ -348,7 +354,7 @@ describeWithPython(
 
 describe('--concurrency', () => {
   it('replays several episodes at once with results identical to a sequential run, progress in [i/n] order', async () => {
-    const args = ['--policy', './policies.mjs:slow', '--candidate-version', 'c', '--baseline-episodes', [...baselines, ...baselines].join(','), '--dry-run']
+    const args = ['--policy', './policies.mjs:slow', '--candidate-version', 'c', '--baseline-episodes', nine.slice(0, 6).join(','), '--dry-run']
     const sequential = await cli(args)
     const concurrent = await cli([...args, '--concurrency', '4', '--prefetch-mb', '1'])
     expect(sequential.code).toBe(0)
@@ -361,7 +367,7 @@ describe('--concurrency', () => {
       await new Promise((r) => setTimeout(r, ((episodeIndex * 3 + step) % 4) * 3))
       return { '/joint_states/position': obs['/joint_states/position']!.data.map((x) => x + episodeIndex * 0.01 + step * 1e-4) }
     }
-    const ids = [...baselines, ...baselines, ...baselines]
+    const ids = nine
     const results = []
     for (const concurrency of [1, 5]) {
       const run = await createRun({ candidatePolicyVersion: 'c', baselineEpisodeIds: ids, client, dryRun: true })

@@ -145,7 +145,13 @@ async function runVerb(argv: string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] && /(?:^|[\\/])(?:main\.[cm]?[jt]s|cli\.[cm]?js|episodic)$/.test(process.argv[1])
 if (invokedDirectly) {
-  main(process.argv.slice(2)).then((code) => {
-    if (code !== EXIT.ok || !process.argv.includes('serve')) process.exitCode = code
+  const argv = process.argv.slice(2)
+  main(argv).then((code) => {
+    if (code === EXIT.ok && argv[0] === 'serve') return // the server runs on
+    // Exit once the output is written, rather than when the event loop runs dry: work the
+    // command stopped waiting for (a policy call abandoned by --policy-timeout) must not
+    // hold a finished command, and a CI gate behind it, open.
+    let flushed = 0
+    for (const stream of [process.stdout, process.stderr]) stream.write('', () => ++flushed === 2 && process.exit(code))
   })
 }

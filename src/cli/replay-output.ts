@@ -23,6 +23,35 @@ export function resumeLine(run: EvalRunHandle): string {
   return `resuming: ${run.results.length} of ${total} episodes already have a result${failed ? ` (${failed} failed)` : ''}; replaying the other ${left}`
 }
 
+/** Flags that shape a new run: `--resume` goes on with the run as it was created, so they stay out. */
+export const RUN_SHAPING_FLAGS = ['candidate-version', 'baseline-episodes', 'baseline-version', 'name', 'dry-run', 'min-episodes', 'max-ood-share'] as const
+
+/**
+ * The command that goes on with a run left pending: `--resume` and every flag
+ * of this invocation that drives the policy or the output (`--policy`,
+ * `--obs-map`, `--python`, `--concurrency`, ...), quoted for a POSIX shell,
+ * so that pasting it replays the rest exactly as the first attempt would have.
+ *
+ * @example
+ * resumeCommand('6f1c...', { policy: 'ws://gpu:8000', 'obs-map': 'state=observation/state', resume: undefined })
+ * // "episodic replay run --resume 6f1c... --policy ws://gpu:8000 --obs-map state=observation/state"
+ */
+export function resumeCommand(runId: string, flags: Record<string, string | boolean | undefined>): string {
+  const words = ['episodic', 'replay', 'run', '--resume', runId]
+  for (const [flag, value] of Object.entries(flags)) {
+    if (value === undefined || value === false || flag === 'resume' || flag === 'help') continue
+    if ((RUN_SHAPING_FLAGS as readonly string[]).includes(flag)) continue
+    words.push(`--${flag}`)
+    if (value !== true) words.push(shellWord(value))
+  }
+  return words.join(' ')
+}
+
+/** `value` as one word for a POSIX shell: as it is when safe, else in single quotes. */
+export function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`
+}
+
 export function episodeLine(result: EpisodeResult, dryRun: boolean): string {
   const prefix = `[${result.index}/${result.total}] ${result.baselineEpisodeId} ->`
   if (result.status === 'failed') return `${prefix} failed: ${firstLine(result.error)}`

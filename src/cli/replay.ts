@@ -14,12 +14,12 @@ import type { RollupSummary } from '../eval/rollup.ts'
 import { createZlibInflate } from '../replay/npz/index.ts'
 import { completeRun, createRun, type EpisodeResult, type EvalRunHandle, resumeRun } from '../replay/eval-run.ts'
 import { runAgainst } from '../replay/run.ts'
-import { clientCliError, configError, EXIT, usageError } from './exit.ts'
+import { clientCliError, CliError, configError, EXIT, usageError } from './exit.ts'
 import { HELP } from './help.ts'
 import { nodeFetch } from './http-fetch.ts'
 import { cliIO, err, out } from './io.ts'
 import { loadPolicy } from './policy.ts'
-import { episodeLine, headerLine, resumeLine, runLine, summaryLines, verdictThresholds } from './replay-output.ts'
+import { episodeLine, headerLine, resumeCommand, resumeLine, RUN_SHAPING_FLAGS, runLine, summaryLines, verdictThresholds } from './replay-output.ts'
 
 const OPTIONS = {
   policy: { type: 'string' },
@@ -87,12 +87,17 @@ export async function replayCommand(argv: string[]): Promise<number> {
     policyApiKey: cliIO().env.EPISODIC_POLICY_API_KEY || undefined,
   })
   const dryRun = Boolean(values['dry-run'])
-  if (!resume) checkBaselineIds(ids, dryRun)
+  if (!resume) checkBaselineIds(ids)
   // With --json, stdout carries one JSON document (for jq and CI scripts) and the
   // human progress lines go to stderr.
   const json = Boolean(values.json)
   const say = json ? (line: string) => err(line) : (line: string) => out(line)
   let onSigint: (() => void) | undefined
+  // Set once a recorded run exists and until it is finalized: a failure in between leaves it pending.
+  let pending: EvalRunHandle | undefined
+  const stays = (run: EvalRunHandle) =>
+    `eval run ${run.id} stays pending with ${run.results.length} of ${run.baselineEpisodeIds.length} results (${run.portalUrl})\n` +
+    `  go on with: ${resumeCommand(run.id!, values)}`
   try {
     // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
     await policy.open?.()
@@ -110,17 +115,13 @@ export async function replayCommand(argv: string[]): Promise<number> {
       if (error instanceof ValidationError) throw usageError(`replay run: ${error.message.replace(/^POST \S+: /, '')}`, 'replay')
       throw error
     })
+    if (run.id !== null) pending = run
     say(headerLine(run))
     say(runLine(run))
     if (resume) say(resumeLine(run))
     // Ctrl-C: say where the run stands instead of vanishing (a recorded run keeps the results so far and stays pending).
     onSigint = () => {
-      err(
-        run.id === null
-          ? 'episodic: interrupted (a dry run: nothing was stored)'
-          : `episodic: interrupted; eval run ${run.id} stays pending with ${run.results.length} of ${run.baselineEpisodeIds.length} results (${run.portalUrl})\n` +
-            `  go on with: episodic replay run --resume ${run.id} --policy ${values.policy}`,
-      )
+      err(run.id === null ? 'episodic: interrupted (a dry run: nothing was stored)' : `episodic: interrupted; ${stays(run)}`)
       process.exit(EXIT.interrupted)
     }
     process.once('SIGINT', onSigint)
@@ -134,6 +135,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
       stderr: (text) => err(text),
     })
     const { summary } = (await completeRun(run)) as { summary: RollupSummary }
+    pending = undefined
     for (const line of summaryLines(summary)) say(line)
     // A resumed run reports every row, those of the earlier attempt too.
     const rows = run.results
@@ -145,7 +147,11 @@ export async function replayCommand(argv: string[]): Promise<number> {
     if (!values['fail-on-hold'] || summary.verdict === 'ship') return EXIT.ok
     return summary.verdict === 'inconclusive' ? EXIT.inconclusive : EXIT.hold
   } catch (error) {
-    throw clientCliError(error)
+    const failure = clientCliError(error)
+    // A network failure or a refused key mid-run: the results so far are kept; say how to go on.
+    if (pending && failure instanceof CliError) failure.message += `\n${stays(pending)}`
+    else if (pending) err(`episodic: ${stays(pending)}`)
+    throw failure
   } finally {
     if (onSigint) process.off('SIGINT', onSigint)
     await policy.close?.()
@@ -156,7 +162,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
 function checkResume(values: Record<string, string | boolean | undefined>): void {
   const id = String(values.resume).trim()
   if (!isUuid(id)) throw usageError(`--resume: "${id}" is not an eval run id (a UUID)`, 'replay')
-  for (const flag of ['candidate-version', 'baseline-episodes', 'baseline-version', 'name', 'dry-run', 'min-episodes', 'max-ood-share'] as const) {
+  for (const flag of RUN_SHAPING_FLAGS) {
     if (values[flag] !== undefined) throw usageError(`--resume goes on with the run as it was created: drop --${flag}`, 'replay')
   }
 }
@@ -228,14 +234,14 @@ function baselineIds(value: string): string[] {
 
 /**
  * A malformed id is the caller's typo (exit 2, before any request), not an id
- * the key cannot see (exit 4); so is a repeated one in a run the service
- * records (it refuses them). A dry run may replay a baseline more than once.
+ * the key cannot see (exit 4); so is a repeated one (the service refuses
+ * them, and a dry run previews what a real run would do).
  */
-function checkBaselineIds(ids: string[], dryRun: boolean): void {
+function checkBaselineIds(ids: string[]): void {
   const seen = new Set<string>()
   for (const id of ids) {
     if (!isUuid(id)) throw usageError(`--baseline-episodes: "${id}" is not an episode id (a UUID)`, 'replay')
-    if (!dryRun && seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
+    if (seen.has(id.toLowerCase())) throw usageError(`--baseline-episodes: ${id} is listed twice`, 'replay')
     seen.add(id.toLowerCase())
   }
 }

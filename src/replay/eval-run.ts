@@ -11,7 +11,10 @@
  */
 import { EpisodicClient, type FinalizedEvalRun } from '../client/client.ts'
 import type { ClientOptions } from '../client/config.ts'
-import { ConfigurationError, ConflictError } from '../client/errors.ts'
+import { ConfigurationError, ConflictError, ValidationError } from '../client/errors.ts'
+import { EpisodicError } from '../errors.ts'
+import { CreateEvalRunBody } from '../eval/schemas.ts'
+import { parseBodyValue } from '../http/body.ts'
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollup, type RollupSummary } from '../eval/rollup.ts'
 
@@ -110,11 +113,7 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
     client,
     results: [] as EpisodeResult[],
   }
-  if (options.dryRun) {
-    const thresholds = { minEpisodes: minEpisodes ?? DEFAULT_MIN_EPISODES, maxOodActionShare: maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE }
-    return { ...base, ...thresholds, id: null, name: options.name ?? options.candidatePolicyVersion, portalUrl: null, dryRun: true }
-  }
-  const created = await client.createEvalRun({
+  const body = {
     candidate_policy_version: options.candidatePolicyVersion,
     baseline_episode_ids: base.baselineEpisodeIds,
     baseline_policy_version: options.baselinePolicyVersion,
@@ -122,7 +121,18 @@ export async function createRun(options: CreateRunOptions): Promise<EvalRunHandl
     metadata: options.metadata,
     min_episodes: minEpisodes,
     max_ood_action_share: maxOodActionShare,
-  })
+  }
+  if (options.dryRun) {
+    // What the service would refuse (a repeated baseline, a version too long), a dry run refuses too.
+    try {
+      parseBodyValue(CreateEvalRunBody, body)
+    } catch (error) {
+      throw error instanceof EpisodicError ? new ValidationError(error.message) : error
+    }
+    const thresholds = { minEpisodes: minEpisodes ?? DEFAULT_MIN_EPISODES, maxOodActionShare: maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE }
+    return { ...base, ...thresholds, id: null, name: options.name ?? options.candidatePolicyVersion, portalUrl: null, dryRun: true }
+  }
+  const created = await client.createEvalRun(body)
   const thresholds = {
     minEpisodes: created.min_episodes ?? minEpisodes ?? DEFAULT_MIN_EPISODES,
     maxOodActionShare: created.max_ood_action_share ?? maxOodActionShare ?? DEFAULT_MAX_OOD_ACTION_SHARE,
