@@ -46,6 +46,17 @@ def with_metadata(obs, context):
     meta = context["metadata"]
     return {"a": len(meta["task"]), "big_ok": int(meta["big"] == 2**60 + 1)}
 
+class optional_reset:
+    """reset's context parameter is optional: the bridge still passes the context."""
+    seen = []
+    @staticmethod
+    def reset(context=None):
+        optional_reset.seen.append(context)
+    @staticmethod
+    def act(obs):
+        context = optional_reset.seen[-1]
+        return {"a": -1 if context is None else context["episodeIndex"] + 100}
+
 class FakeTensor:
     """Duck-types a torch.Tensor on a GPU that requires grad: numpy() only after detach().cpu()."""
     def __init__(self, array, dtype="torch.float64", where="cuda"):
@@ -190,6 +201,17 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     }
   }, 60_000)
 
+  it('reset(context=None) gets the context, as a JavaScript reset does', async () => {
+    const policy = pythonPolicy({ module: 'policies.py:optional_reset.act', python: BRIDGE_PYTHON, cwd: dir })
+    try {
+      await policy.reset(context)
+      const actions = await policy.actEpisode(observations, context)
+      for (const action of actions) expect(action).toEqual({ a: context.episodeIndex + 100 })
+    } finally {
+      await policy.close()
+    }
+  }, 60_000)
+
   it('sys.exit() in a policy fails that episode with the step and traceback; the process goes on', async () => {
     for (const episodeFrameBytes of [undefined, 1]) {
       const policy = pythonPolicy({ module: 'policies.py:exits', python: BRIDGE_PYTHON, cwd: dir, episodeFrameBytes })
@@ -233,7 +255,7 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
       try {
         await wrong.reset(context)
         await expect(wrong.actEpisode(observations, context)).rejects.toThrow(
-          'TypeError: policy returned list at step 2; expected a dict keyed by namespace (step 2)',
+          'TypeError: policy returned list; expected a dict keyed by namespace (step 2)',
         )
       } finally {
         await wrong.close()

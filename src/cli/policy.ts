@@ -12,14 +12,14 @@
  *   (`websocketPolicy`).
  */
 import { existsSync } from 'node:fs'
-import { isAbsolute, resolve } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { EpisodeContext, PolicyObject } from '../replay/policy.ts'
 import { pythonPolicy } from '../replay/python/policy.ts'
 import { timedPolicy } from '../replay/timed-policy.ts'
 import { parseKeyMap } from '../replay/websocket/key-map.ts'
 import type { WebSocketConstructor } from '../replay/websocket/policy.ts'
-import { configError, usageError } from './exit.ts'
+import { CliError, configError, usageError } from './exit.ts'
 import { resolvePackage } from './resolve-package.ts'
 
 const FILE_RE = /\.(?:[cm]?js|[cm]?ts|tsx)$/
@@ -93,7 +93,15 @@ async function loadJavaScriptPolicy(spec: string, cwd: string): Promise<PolicyOb
   if (colon <= 0 || colon === spec.length - 1) throw usageError(`--policy must be MODULE:FN (got "${spec}")`, 'replay')
   const moduleName = spec.slice(0, colon)
   const attribute = spec.slice(colon + 1)
-  const url = resolveModule(moduleName, cwd)
+  let url: string
+  try {
+    url = resolveModule(moduleName, cwd)
+  } catch (error) {
+    // The spec's `package.module:attr` reads like Python: point at `py:` when such a Python module is here.
+    const python = ['.py', '/__init__.py'].some((end) => existsSync(join(cwd, ...moduleName.split('.')) + end))
+    if (python && error instanceof CliError) error.message += `; for the Python module, use --policy py:${spec}`
+    throw error
+  }
   if (/\.(?:[cm]?ts|tsx)$/.test(url)) await registerTypeScript()
   let mod: Record<string, unknown>
   try {

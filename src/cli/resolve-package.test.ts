@@ -109,4 +109,13 @@ describe('loadPolicy with packages', () => {
     await expect(loadPolicy('not-installed:act', dir)).rejects.toThrow(`policy package "not-installed" cannot be resolved from ${dir} (is it installed?)`)
     await expect(loadPolicy('@lab/policies/other:act', dir)).rejects.toThrow('does not export "./other"')
   })
+
+  it('points at py: when the spec names a Python module in the working directory', async () => {
+    mkdirSync(join(dir, 'lab'), { recursive: true })
+    writeFileSync(join(dir, 'lab', 'pypolicies.py'), 'def act(obs):\n    return {}\n')
+    await expect(loadPolicy('lab.pypolicies:v2.act', dir)).rejects.toThrow(
+      `policy package "lab.pypolicies" cannot be resolved from ${dir} (is it installed?); for the Python module, use --policy py:lab.pypolicies:v2.act`,
+    )
+    await expect(loadPolicy('not-installed:act', dir)).rejects.not.toThrow('py:')
+  })
 })

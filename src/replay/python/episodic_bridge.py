@@ -185,11 +185,12 @@ def npy_bytes(array):
 def checked(action, step):
     """The action's entries as (key, kind, value): 'j' for `_outcome` and Python numbers, 'n' for arrays."""
     if not isinstance(action, dict):
-        raise TypeError("policy returned %s at step %d; expected a dict keyed by namespace" % (type(action).__name__, step))
+        # The step is named once, by the error's "(step N)".
+        raise TypeError("policy returned %s; expected a dict keyed by namespace" % type(action).__name__)
     out = []
     for key, value in action.items():
         if not isinstance(key, str):
-            raise TypeError("policy returned a non-string key %r at step %d" % (key, step))
+            raise TypeError("policy returned a non-string key %r" % (key,))
         if key == "_outcome" or (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic) and not nonfinite(value)):
             out.append((key, "j", value))
             continue
@@ -416,7 +417,7 @@ def main():
                 request = json.loads(body[1:].decode())
                 policy, reset = load(request["target"], request.get("cwd") or os.getcwd())
                 with_context = accepts(policy, 2)
-                reset_with_context = reset is not None and not accepts(reset, 0)
+                reset_with_context = reset is not None and accepts(reset, 1)
                 info = {"reset": reset is not None, "context": with_context, "python": sys.version.split()[0], "numpy": np.__version__}
                 answers.append(frame(b"K", json.dumps(info).encode()))
             else:
