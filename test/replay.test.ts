@@ -78,6 +78,21 @@ describe('replay harness', () => {
     expect(finalized.summary.recommend).toBe('hold')
   })
 
+  it('warns once when the policy returns none of the baseline action keys, as a policy server without --action-map does', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'renamed', baselineEpisodeIds: baselines, client, dryRun: true })
+    const errors: string[] = []
+    const results = await runAgainst(run, (obs) => ({ actions: obs['/joint_states/position']!.data }), { stderr: (text) => errors.push(text) })
+    expect(results.map((r) => [r.status, r.metrics!.action_l2_mean])).toEqual(baselines.map(() => ['done', null]))
+    expect(errors).toEqual([
+      expect.stringMatching(/^warning: the policy returned none of the baseline's action keys \(baseline \S+: \/joint_states\/position; the policy: actions\)/),
+    ])
+    const quiet: string[] = []
+    await runAgainst(await createRun({ candidatePolicyVersion: 'same', baselineEpisodeIds: baselines, client, dryRun: true }), offsetPolicy(0), {
+      stderr: (text) => quiet.push(text),
+    })
+    expect(quiet).toEqual([])
+  })
+
   it('turns a throwing policy into a failed row with the stack on stderr, and goes on', async () => {
     const run = await createRun({ candidatePolicyVersion: 'flaky', baselineEpisodeIds: baselines, client })
     let calls = 0

@@ -40,7 +40,7 @@ export interface EpisodeInput {
  * Runs the policy over one episode and returns its metric blob and candidate
  * outcome. A `PolicyObject`'s `reset` runs first, once the step count is known.
  */
-export async function replayEpisode(candidatePolicy: CandidatePolicy, input: EpisodeInput): Promise<{ metrics: MetricBlob; outcome: Outcome }> {
+export async function replayEpisode(candidatePolicy: CandidatePolicy, input: EpisodeInput): Promise<ReplayedEpisode> {
   const policy = asPolicyObject(candidatePolicy)
   // A bare function is called as one, so its stack frames read as the user wrote them.
   const act = typeof candidatePolicy === 'function' ? candidatePolicy : (o: Observation, c: StepContext) => policy.act(o, c)
@@ -111,13 +111,25 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   return result(recorder, input, sentinel)
 }
 
+/** What `replayEpisode` gives: the metric blob, the candidate's outcome, and the keys when no action key paired. */
+export interface ReplayedEpisode {
+  /** The episode's metric blob, as the result upload sends it. */
+  metrics: MetricBlob
+  /** The candidate's outcome: what the policy reported through `_outcome`, the baseline's otherwise. */
+  outcome: Outcome
+  /** Set when the policy returned none of the baseline's action keys (see `CandidateRecorder.unpaired`). */
+  unpaired?: { baseline: string[]; policy: string[] }
+}
+
 /** The episode's metric blob and candidate outcome, once every step's action is recorded. */
-function result(recorder: CandidateRecorder, input: EpisodeInput, sentinel: unknown): { metrics: MetricBlob; outcome: Outcome } {
+function result(recorder: CandidateRecorder, input: EpisodeInput, sentinel: unknown): ReplayedEpisode {
   const steps = recorder.steps
   const baseline = baselineOutcome(input.metadata)
   const candidate = candidateOutcome(sentinel, baseline)
   const { action_l2_mean, ood_action_share_candidate, ...actionEvidence } = recorder.metrics()
+  const unpaired = recorder.unpaired()
   return {
+    ...(unpaired ? { unpaired } : {}),
     outcome: candidate,
     metrics: {
       steps,

@@ -17,7 +17,7 @@
 export { completeRun, createRun, type CreateRunOptions, type EpisodeResult, type EvalRunHandle, resumeRun, type ResumeRunOptions } from './eval-run.ts'
 export { runAgainst, type RunAgainstOptions } from './run.ts'
 export { recordEpisode, type RecordEpisodeInput } from './record.ts'
-export { type EpisodeInput, replayEpisode } from './episode.ts'
+export { type EpisodeInput, type ReplayedEpisode, replayEpisode } from './episode.ts'
 export type { Action, CandidatePolicy, EpisodeContext, Observation, Policy, PolicyObject, StepContext } from './policy.ts'
 export type { PrefetchOptions } from './prefetch.ts'
 export { PolicyTimeout, timedPolicy } from './timed-policy.ts'

@@ -124,7 +124,12 @@ describe('action metrics', () => {
     rec.record(0, { other: [1] })
     rec.record(1, {})
     expect(rec.metrics().action_l2_mean).toBeNull()
+    expect(rec.unpaired()).toEqual({ baseline: ['a'], policy: ['other'] })
     expect(new CandidateRecorder({}).metrics()).toEqual(none(0))
+    expect(new CandidateRecorder({}).unpaired()).toBeNull()
+    const paired = new CandidateRecorder({ a: nd([1, 1], [1]), b: nd([1, 1], [1]) })
+    paired.record(0, { a: [1], _outcome: { success: true } })
+    expect(paired.unpaired()).toBeNull()
   })
 
   it('names the key and both shapes on a shape mismatch', () => {

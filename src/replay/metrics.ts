@@ -69,6 +69,8 @@ export class CandidateRecorder {
   /** Steps in the episode: the leading dimension shared by the baseline's action arrays. */
   readonly steps: number
   readonly #slots: Slot[]
+  /** The keys the policy returned at step 0, for `unpaired()`. */
+  #firstKeys: string[] = []
 
   /** Preallocates one slot per baseline action key; `baseline` is the decoded `actions.npz`. */
   constructor(baseline: Record<string, NdArray>) {
@@ -94,6 +96,7 @@ export class CandidateRecorder {
   /** Stores the action the policy returned at `step` (0-based); each value is an `ActionValue`. */
   record(step: number, action: Readonly<Record<string, unknown>>): void {
     if (!(step >= 0 && step < this.steps)) throw new RangeError(`record: step ${step} outside [0, ${this.steps})`)
+    if (step === 0) this.#firstKeys = Object.keys(action).filter((key) => key !== '_outcome')
     const slots = this.#slots
     for (let s = 0; s < slots.length; s++) {
       const slot = slots[s]
@@ -105,6 +108,16 @@ export class CandidateRecorder {
         slot.count++
       }
     }
+  }
+
+  /**
+   * When the baseline has action keys and the policy returned none of them
+   * (a policy server answering `actions` without `--action-map`, say), the
+   * keys on both sides: every action metric is then null. Otherwise null.
+   */
+  unpaired(): { baseline: string[]; policy: string[] } | null {
+    if (this.steps === 0 || this.#slots.length === 0 || this.#slots.some((slot) => slot.count > 0)) return null
+    return { baseline: this.#slots.map((slot) => slot.key), policy: this.#firstKeys }
   }
 
   /** Metrics over the recorded steps. A key returned at some steps but not all throws. */

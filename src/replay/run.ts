@@ -169,6 +169,7 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   }
   const workers = Array.from({ length: Math.min(concurrency, todo.length) }, worker)
   const results: EpisodeResult[] = []
+  let warnedUnpaired = false
   try {
     for (const [k, i] of todo.entries()) {
       const baselineId = ids[i]!
@@ -179,7 +180,18 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
         stderr(`episode ${baselineId} failed:\n${outcome.error}`)
         result.status = 'failed'
         result.error = outcome.error
-      } else result.metrics = outcome.replay.metrics
+      } else {
+        result.metrics = outcome.replay.metrics
+        const unpaired = outcome.replay.unpaired
+        if (unpaired && !warnedUnpaired) {
+          warnedUnpaired = true
+          stderr(
+            `warning: the policy returned none of the baseline's action keys (baseline ${baselineId}: ${unpaired.baseline.join(', ')}; ` +
+              `the policy: ${unpaired.policy.join(', ') || 'none'}), so its action metrics are null and nothing says how its actions differ. ` +
+              "Return the recorded keys, or map a policy server's with --action-map (actionKeys).",
+          )
+        }
+      }
       // Uploads are outside replayOne: a rejected metric blob is a ValidationError for the caller.
       if (!dryRun) {
         if ('replay' in outcome) {
