@@ -107,7 +107,8 @@ describe('replay harness', () => {
       { stderr: (text) => errors.push(text) },
     )
     expect(results.map((r) => r.status)).toEqual(['done', 'failed', 'done'])
-    expect(results[1]!.error).toContain('actuator model diverged')
+    // The step is named, as for Python policies; the stack keeps the policy's frames.
+    expect(results[1]!.error).toMatch(/^Error: actuator model diverged \(step 2\)\n\s+at /)
     expect(errors[0]).toContain(`episode ${baselines[1]} failed`)
     expect(errors[0]).toMatch(/at .*replay\.test\.ts/)
     const stored = await client.getEvalRun(run.id!)

@@ -34,4 +34,23 @@ describe('replayEpisode', () => {
     }, { actions, sensors, metadata: {} })
     expect(seen).toEqual([true, true])
   })
+
+  it('names the step in an error the policy throws or rejects with, keeping its stack', async () => {
+    const position = { dtype: 'float64' as const, shape: [4, 1], data: Float64Array.of(1, 2, 3, 4) }
+    const input = { actions: writeNpz({ '/a': position }), sensors: writeNpz({ '/a': position }), metadata: {} }
+    const thrown = await replayEpisode((_obs, { step }) => {
+      if (step === 2) throw new RangeError('joint 3 out of range')
+      return { '/a': [1] }
+    }, input).then(() => new Error('did not fail'), (e: Error) => e)
+    expect(thrown.message).toBe('joint 3 out of range (step 2)')
+    expect(thrown.stack).toMatch(/^RangeError: joint 3 out of range \(step 2\)\n\s+at .*episode\.test\.ts/)
+    const rejected = await replayEpisode({
+      pipelineDepth: 2,
+      act: (_obs, { step }) => (step === 3 ? Promise.reject(new Error('server said no')) : Promise.resolve({ '/a': [1] })),
+    }, input).then(() => new Error('did not fail'), (e: Error) => e)
+    expect(rejected.message).toBe('server said no (step 3)')
+    // episodic's own checks name the step themselves, once.
+    const wrong = await replayEpisode(() => null as never, input).then(() => new Error('did not fail'), (e: Error) => e)
+    expect(wrong.message).toBe('policy returned null at step 0; expected an object keyed by namespace')
+  })
 })

@@ -6,7 +6,7 @@
  */
 import type { MetricBlob } from '../eval/metric-blob.ts'
 import { type Crc32, type Inflate, type NdArray, NpzError, readNpz, stepView } from './npz/index.ts'
-import { withoutStack } from './errors.ts'
+import { atStep, withoutStack } from './errors.ts'
 import { CandidateRecorder } from './metrics.ts'
 import { baselineOutcome, candidateOutcome, type Outcome, outcomeSource } from './outcome.ts'
 import { type Action, asPolicyObject, type CandidatePolicy, type Observation, type StepContext } from './policy.ts'
@@ -43,7 +43,16 @@ export interface EpisodeInput {
 export async function replayEpisode(candidatePolicy: CandidatePolicy, input: EpisodeInput): Promise<ReplayedEpisode> {
   const policy = asPolicyObject(candidatePolicy)
   // A bare function is called as one, so its stack frames read as the user wrote them.
-  const act = typeof candidatePolicy === 'function' ? candidatePolicy : (o: Observation, c: StepContext) => policy.act(o, c)
+  const bare = typeof candidatePolicy === 'function' ? candidatePolicy : (o: Observation, c: StepContext) => policy.act(o, c)
+  // An error the policy throws, at once or through its promise, names the step it failed at.
+  const act = (o: Observation, c: StepContext): ReturnType<typeof bare> => {
+    try {
+      const action = bare(o, c)
+      return action instanceof Promise ? action.catch((error: unknown) => Promise.reject(atStep(error, c.step))) : action
+    } catch (error) {
+      throw atStep(error, c.step)
+    }
+  }
   const actions = readArchive(input.actions, 'actions.npz', input)
   const sensors = readArchive(input.sensors, 'sensors.npz', input)
   const recorder = new CandidateRecorder(actions)

@@ -53,3 +53,26 @@ export async function retried<T>(error: unknown, again: () => Promise<T>): Promi
     throw second instanceof Bystander ? second.cause : second
   }
 }
+
+/**
+ * Names the step in an error a JavaScript policy threw (`Error: diverged
+ * (step 41)`), as the Python bridge and the step timeout do; the stack keeps
+ * the policy's frames. Anything but an Error, or one that names a step
+ * already, is returned as it is.
+ */
+export function atStep(error: unknown, step: number): unknown {
+  if (!(error instanceof Error)) return error
+  // Ours (the step timeout, a policy server's) and one rejected for several steps name it once.
+  if (/\bstep \d+\)/.test(error.message)) return error
+  const where = `step ${step})`
+  const first = `${error.name}: ${error.message}`
+  try {
+    // Read first: V8 formats the stack when it is first read, with the message of that moment.
+    const stack = error.stack
+    error.message = `${error.message} (${where}`
+    if (typeof stack === 'string' && stack.startsWith(first)) error.stack = `${error.name}: ${error.message}${stack.slice(first.length)}`
+  } catch {
+    // A frozen error keeps its words.
+  }
+  return error
+}
