@@ -95,6 +95,9 @@ for (const kind of DATABASES) {
         const [query, message] of [
           ['metadata.=x', 'metadata.: is not a metadata key path'],
           ['metadata.a=%00', 'metadata.a: must not contain \\u0000'],
+          // JSON escapes inside a quoted value spell the same; jsonb refuses both (was a 500).
+          ['metadata.a=%22%5Cu0000%22', 'metadata.a: must not contain \\u0000'],
+          ['metadata.a=%22%5Cud800%22', 'metadata.a: must not contain an unpaired UTF-16 surrogate'],
           ['created_after=yesterday', 'created_after: must be an ISO 8601 date'],
           ['created_before=2026-02-31', 'created_before: must be an ISO 8601 date'],
           ['metadatax=1', 'unknown'],

@@ -39,6 +39,9 @@ describe('metadata filters', () => {
     expect(() => parseMetadataFilter('metadata.a..b', 'x')).toThrow('metadata.a..b:')
     expect(() => parseMetadataFilter('metadata.a', 'x\u0000')).toThrow('metadata.a: must not contain \\u0000')
     expect(() => parseMetadataFilter('metadata.a', 'x\uD800')).toThrow('metadata.a: must not contain an unpaired UTF-16 surrogate')
+    // The same spelled as JSON escapes inside a quoted value.
+    expect(() => parseMetadataFilter('metadata.a', '"\\u0000"')).toThrow('metadata.a: must not contain \\u0000')
+    expect(() => parseMetadataFilter('metadata.a', '"x\\ud800"')).toThrow('metadata.a: must not contain an unpaired UTF-16 surrogate')
     expect(() => parseMetadataFilter('metadata.a', 'é'.repeat(1001))).toThrow('at most 1000 characters')
     expect(parseMetadataFilter('metadata.a', '😀').documents[0]).toBe('{"a":"😀"}')
   })

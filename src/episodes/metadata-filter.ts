@@ -19,6 +19,7 @@
  */
 import { type Expression, sql, type SqlBool } from 'kysely'
 import { EpisodicError } from '../errors.ts'
+import { textProblem } from '../http/text.ts'
 
 /** The query-parameter prefix of a metadata filter. */
 export const METADATA_PREFIX = 'metadata.'
@@ -76,6 +77,9 @@ function literals(param: string, value: string): string[] {
     } catch {
       throw new EpisodicError('invalid', `${param}: a quoted value must be a JSON string`)
     }
+    // Its escapes may spell what the raw value could not hold ("\u0000", "\ud800"): PostgreSQL's jsonb refuses both.
+    const problem = textProblem(parsed as string)
+    if (problem) throw new EpisodicError('invalid', `${param}: ${problem}`)
     return [JSON.stringify(parsed)]
   }
   const asString = JSON.stringify(value)

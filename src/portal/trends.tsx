@@ -14,6 +14,7 @@ import { listEvalRuns } from '../eval/reads.ts'
 import { METRICS } from '../eval/rollup.ts'
 import { ListEvalRunsQuery } from '../eval/schemas.ts'
 import { parseWith } from '../http/body.ts'
+import { queryParams } from '../http/query.ts'
 import { givenParams, Status } from './episodes.tsx'
 import { formatDelta, formatTime, NONE } from './format.ts'
 import type { PortalEnv } from './guard.ts'
@@ -122,7 +123,7 @@ function TrendsPage(props: { runs: RunSummary[]; filters: Record<string, string>
 export function trendPages(deps: Deps) {
   const app = new Hono<PortalEnv>()
   app.get('/', async (c) => {
-    const filters = Object.fromEntries(Object.entries(givenParams(c.req.query())).filter(([k]) => (TREND_FILTERS as readonly string[]).includes(k)))
+    const filters = Object.fromEntries(Object.entries(givenParams(queryParams(c.req.url))).filter(([k]) => (TREND_FILTERS as readonly string[]).includes(k)))
     const query = parseWith(ListEvalRunsQuery, { ...filters, status: 'completed', limit: String(TREND_RUNS) })
     const lineage = Boolean(query.baseline_policy_version || query.baselines_of)
     const page = lineage ? await listEvalRuns(deps.db, c.get('clientId'), query) : { items: [], next_cursor: null }

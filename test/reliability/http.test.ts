@@ -204,8 +204,16 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
 
     it('the portal answers the same with its error page', async () => {
       const cookie = await portalCookie()
-      for (const [path] of bad) {
-        const response = await fetch(url(path.replace('/api/', '/portal/')), { headers: { cookie } })
+      const portalOnly = [
+        '/portal/trends?baseline_policy_version=v1%00',
+        '/portal/trends?baseline_policy_version=v1&candidate_policy_version=%00',
+        '/portal/trends?baseline_policy_version=%ED%A0%80',
+        '/portal/trends?baseline_policy_version=%FF',
+        '/portal/episodes?metadata=a%3D%22%5Cu0000%22',
+        '/portal/episodes?metadata=a%3D%22%5Cud800%22',
+      ]
+      for (const path of [...bad.map(([path]) => path.replace('/api/', '/portal/')), ...portalOnly]) {
+        const response = await fetch(url(path), { headers: { cookie } })
         const html = await response.text()
         expect(response.status, path).toBe(400)
         expect(html).toContain('Bad request')
