@@ -43,7 +43,13 @@ interface Received {
 async function startReceiver() {
   const secrets = new Map<string, string>()
   const received: Received[] = []
-  const answer = { status: (_nthForId: number, _path: string) => 200, delayMs: 0, hang: (_nthForId: number, _path: string) => false }
+  const answer = {
+    status: (_nthForId: number, _path: string) => 200,
+    delayMs: 0,
+    hang: (_nthForId: number, _path: string) => false,
+    /** The body of an answer; undefined: `ok` or `receiver says no`. */
+    body: (_path: string): Uint8Array | undefined => undefined,
+  }
   const server: Server = createServer((req, res) => {
     let raw = ''
     req.setEncoding('utf8')
@@ -69,7 +75,7 @@ async function startReceiver() {
       received.push({ path, id, headers: req.headers, raw, body, verified, answered: status })
       if (answer.hang(nth, path)) return
       if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs))
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'receiver says no')
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(answer.body(path) ?? (status === 200 ? 'ok' : 'receiver says no'))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -275,6 +281,29 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     expect(new Set(calls.map((c) => c.headers['webhook-timestamp'])).size).toBe(3)
     expect((await deliveryRows(server.app, runId))[0]).toMatchObject({ status: 'delivered', attempts: 3, last_status: 200, last_error: null })
     receiver.answer.status = () => 200
+  }, SLOW)
+
+  it('records an answer whose body holds a NUL byte, and keeps to the backoff', async () => {
+    await freshData()
+    const server = await startServer()
+    const lab = await tenant(server.app)
+    const path = `/nul-${kind}`
+    await endpoint(server.app, lab.name, path)
+    receiver.answer.status = (_nth, p) => (p === path ? 500 : 200)
+    receiver.answer.body = (p) => (p === path ? Buffer.from('no\u0000 \xff bad', 'latin1') : undefined)
+    try {
+      const runId = await evalRun(server.url, lab.key)
+      expect((await finalize(server.url, lab.key, runId)).status).toBe(200)
+      // PostgreSQL's text refuses NUL: unrecorded, the attempt was re-sent at each lease's end.
+      await until('the attempt recorded', async () => (await deliveryRows(server.app, runId))[0]?.last_status === 500)
+      const [row] = await deliveryRows(server.app, runId)
+      expect(row).toMatchObject({ status: 'pending', attempts: 1, last_error: 'HTTP 500: no\ufffd \ufffd bad' })
+      expect(new Date(row!.next_attempt_at).getTime() - new Date(row!.last_attempt_at!).getTime()).toBeLessThan(60_000)
+      expect(errors).toEqual([])
+    } finally {
+      receiver.answer.status = () => 200
+      receiver.answer.body = () => undefined
+    }
   }, SLOW)
 
   it('delivers a pending retry after the server restarts', async () => {

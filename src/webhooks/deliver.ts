@@ -18,6 +18,7 @@ import { type Kysely, sql } from 'kysely'
 import { type Clock, systemClock } from '../clock.ts'
 import { type Random, toHex, webRandom } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
+import { truncateCodePoints } from '../http/text.ts'
 import { signedHeaders } from './signature.ts'
 
 /** What this module uses of `fetch`. */
@@ -176,9 +177,23 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
       status: next ? 'pending' : 'failed',
       next_attempt_at: next ?? after,
       last_status: outcome.status,
-      last_error: outcome.error.slice(0, ERROR_LIMIT),
+      last_error: outcome.error,
     })
   }
+}
+
+/**
+ * An error text PostgreSQL can store: a receiver's body may hold a NUL or
+ * other control characters (text refuses NUL; had the update failed, the
+ * delivery would be retried at each lease's end instead of on its backoff),
+ * shown as U+FFFD, and at most ERROR_LIMIT characters, never half of one.
+ */
+export function storable(text: string): string {
+  const shown = text
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\ufffd')
+  return truncateCodePoints(shown, ERROR_LIMIT)
 }
 
 /** Records an attempt's outcome, unless the lease lapsed and another instance took the row over. */
@@ -188,9 +203,10 @@ async function settle(
   token: string,
   values: { status: 'pending' | 'delivered' | 'failed'; next_attempt_at?: Date; delivered_at?: Date; last_status: number | null; last_error: string | null },
 ): Promise<void> {
+  const last_error = values.last_error === null ? null : storable(values.last_error)
   await db
     .updateTable('webhook_deliveries')
-    .set({ ...values, lease_token: null })
+    .set({ ...values, last_error, lease_token: null })
     .where('id', '=', id)
     .where('lease_token', '=', token)
     .execute()
