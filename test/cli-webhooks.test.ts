@@ -33,8 +33,8 @@ describe('episodic webhooks', () => {
     // The reference verifier accepts the printed secret as a Standard Webhooks key.
     expect(() => new Webhook(secret)).not.toThrow()
 
-    const json = JSON.parse((await run(['webhooks', 'add', '--client', 'acme', 'http://127.0.0.1:9/x', '--json'])).stdout)
-    expect(json).toMatchObject({ client: 'acme', url: 'http://127.0.0.1:9/x', secret: expect.stringMatching(/^whsec_/) })
+    const json = JSON.parse((await run(['webhooks', 'add', '--client', 'acme', 'http://127.0.0.1:8009/x', '--json'])).stdout)
+    expect(json).toMatchObject({ client: 'acme', url: 'http://127.0.0.1:8009/x', secret: expect.stringMatching(/^whsec_/) })
 
     const listed = await run(['webhooks', 'list', '--client', 'acme', '--json'])
     expect(JSON.parse(listed.stdout)).toEqual([
@@ -55,6 +55,10 @@ describe('episodic webhooks', () => {
       [['webhooks', 'remove', 'wh_0000000000000000'], 'no webhook with id "wh_0000000000000000"'],
       [['webhooks', 'add', '--client', 'acme', 'not a url'], 'webhook URL must be an absolute http(s) URL'],
       [['webhooks', 'add', '--client', 'acme', 'ftp://x.example/'], 'webhook URL must use http or https'],
+      // What fetch() refuses at every attempt is refused when the endpoint is added.
+      [['webhooks', 'add', '--client', 'acme', 'http://127.0.0.1:6000/x'], 'webhook URL port 6000 is one fetch() never connects to'],
+      [['webhooks', 'add', '--client', 'acme', 'https://x.example:1/'], 'webhook URL port 1 is one fetch() never connects to'],
+      [['webhooks', 'add', '--client', 'acme', 'http://user:pass@127.0.0.1:8080/x'], 'webhook URL must not hold credentials'],
       [['webhooks', 'add', 'https://x.example'], '--client NAME is required'],
       [['webhooks', 'add', '--client', 'acme'], 'expected 1 argument'],
       [['webhooks', 'rename'], 'expected one of add, list, remove'],

@@ -26,7 +26,7 @@ afterAll(() => db?.destroy())
 
 it('the documented receiver verifies deliveries with standardwebhooks', async () => {
   const client = await createClient({ db, sha256: NodeSha256 }, 'ci')
-  const added = await addWebhook({ db }, 'ci', 'http://127.0.0.1:1/placeholder')
+  const added = await addWebhook({ db }, 'ci', 'http://127.0.0.1:8001/placeholder')
   const child = spawn(process.execPath, [RECEIVER], { env: { ...process.env, EPISODIC_WEBHOOK_SECRET: added.secret, PORT: '0' } })
   let out = ''
   child.stdout.on('data', (d) => (out += d))

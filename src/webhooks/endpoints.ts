@@ -35,8 +35,24 @@ export function checkWebhookUrl(text: string): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new EpisodicError('invalid', `webhook URL must use http or https (got "${url.protocol}")`)
   if (text.length > URL_LIMIT) throw new EpisodicError('invalid', `webhook URL must be at most ${URL_LIMIT} characters`)
+  // What fetch() would refuse at every attempt, refused now: nothing could ever be delivered there.
+  if (url.username || url.password) {
+    throw new EpisodicError('invalid', 'webhook URL must not hold credentials (fetch refuses them; the signature authenticates each delivery)')
+  }
+  if (BAD_PORTS.has(url.port)) {
+    throw new EpisodicError('invalid', `webhook URL port ${url.port} is one fetch() never connects to (the Fetch standard's bad ports); use another`)
+  }
   return url.toString()
 }
+
+/** The Fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#port-blocking): every runtime's fetch refuses them. */
+const BAD_PORTS = new Set(
+  (
+    '1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139 143 161 ' +
+    '179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 ' +
+    '5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080'
+  ).split(' '),
+)
 
 async function clientByName(deps: Deps, name: string): Promise<{ id: string; name: string }> {
   const row = await deps.db.selectFrom('clients').select(['id', 'name']).where('name', '=', name).executeTakeFirst()
