@@ -21,7 +21,7 @@ import { useRoot } from './root.ts'
  * @example
  * <Artifacts deps={deps} episode={episode} />
  */
-export async function Artifacts(props: { deps: Pick<Deps, 'storage'>; episode: Episode }) {
+export async function Artifacts(props: { deps: Pick<Deps, 'storage'>; episode: Episode; states?: ArtifactState[] }) {
   // Read before the first await: the root comes from the page's context.
   const root = useRoot()
   const e = props.episode
@@ -41,7 +41,7 @@ export async function Artifacts(props: { deps: Pick<Deps, 'storage'>; episode: E
       </>
     )
   }
-  const states = (await artifactStates(props.deps, e.client_id, e.episode_id, e.artifacts)).filter((state) => state.requested || state.present)
+  const states = (props.states ?? await artifactStates(props.deps, e.client_id, e.episode_id, e.artifacts)).filter((state) => state.requested || state.present)
   const video = states.find((state) => state.kind === 'video' && state.present)
   return (
     <>

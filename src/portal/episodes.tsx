@@ -8,6 +8,8 @@
  */
 import { Hono } from 'hono'
 import type { Deps } from '../context.ts'
+import { artifactStates } from '../episodes/artifacts.ts'
+import type { ArtifactState } from '../episodes/upload-schemas.ts'
 import { listEpisodes } from '../episodes/list.ts'
 import { EpisodeStatusSchema, ListEpisodesQuery } from '../episodes/schemas.ts'
 import { episodesByShortId } from '../episodes/short-id.ts'
@@ -154,7 +156,7 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
   )
 }
 
-function EpisodePage(props: { episode: Episode; storage: boolean; deps: Deps }) {
+function EpisodePage(props: { episode: Episode; storage: boolean; deps: Deps; states?: ArtifactState[] }) {
   const root = useRoot()
   const e = props.episode
   const runId = typeof e.metadata.eval_run_id === 'string' && isUuid(e.metadata.eval_run_id) ? e.metadata.eval_run_id : null
@@ -207,8 +209,8 @@ function EpisodePage(props: { episode: Episode; storage: boolean; deps: Deps }) 
           ))}
         </dl>
       </div>
-      <Artifacts deps={props.deps} episode={e} />
-      <EpisodePlots episode={e} storage={props.storage} />
+      <Artifacts deps={props.deps} episode={e} states={props.states} />
+      <EpisodePlots episode={e} storage={props.storage} video={props.states?.some((state) => state.kind === 'video' && state.present) ?? false} />
       <h2>Metadata</h2>
       <pre class='json' id='metadata'>{prettyJson(e.metadata)}</pre>
     </Layout>
@@ -258,7 +260,11 @@ export function episodePages(deps: Deps) {
       throw new EpisodicError('not_found', 'episode not found')
     }
     const episode = await getEpisode(deps.db, c.get('clientId'), uuidParam(id, 'episode not found'))
-    return sendPage(c, 200, <EpisodePage episode={episode} storage={deps.storage !== null} deps={deps} />, PLOT_PAGE_CSP)
+    // One look at the store serves the artifact list and the plots' video cursor.
+    const states = deps.storage && episode.artifacts.length > 0
+      ? await artifactStates(deps, episode.client_id, episode.episode_id, episode.artifacts)
+      : undefined
+    return sendPage(c, 200, <EpisodePage episode={episode} storage={deps.storage !== null} deps={deps} states={states} />, PLOT_PAGE_CSP)
   })
   return app
 }

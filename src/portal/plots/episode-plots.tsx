@@ -10,7 +10,8 @@ import { PlotAssets, PlotSection } from './plot-section.tsx'
 
 const PLOTTED: readonly ArtifactKind[] = ['sensors', 'actions']
 
-export function EpisodePlots(props: { episode: Episode; storage: boolean }) {
+/** `video`: the episode's video is in the store (the page shows its player). */
+export function EpisodePlots(props: { episode: Episode; storage: boolean; video: boolean }) {
   const e = props.episode
   const kinds = PLOTTED.filter((kind) => e.artifacts.includes(kind))
   return (
@@ -24,7 +25,7 @@ export function EpisodePlots(props: { episode: Episode; storage: boolean }) {
           <>
             <p class='muted'>
               {e.fps === null ? 'The x axis counts steps (the episode has no fps).' : `Time from fps ${e.fps}.`}
-              {e.fps !== null && e.artifacts.includes('video') ? ' The video moves a cursor on every plot; click a plot to seek the video.' : ''}
+              {e.fps !== null && props.video ? ' The video moves a cursor on every plot; click a plot to seek the video.' : ''}
               {' Drag to zoom, double-click to zoom out.'}
             </p>
             {kinds.map((kind) => (
