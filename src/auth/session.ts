@@ -94,16 +94,19 @@ export function readSessionCookie(c: Context): string | undefined {
 }
 
 /**
- * Sets the session cookie: HttpOnly, SameSite=Lax, Path=/ (the artifact route
- * lives under /api), Secure when the portal is served over https, expiring
- * with the session.
+ * Sets the session cookie: HttpOnly, SameSite=Lax, Secure when the portal is
+ * served over https, expiring with the session, on the path the service is
+ * mounted at (`root`, e.g. `/episodic`; `''` at the host's root): it covers
+ * the portal and the artifact route under /api, and never goes to the host
+ * application's other routes or a second episodic under another prefix.
  */
-export function setSessionCookie(c: Context, value: string, expiresAt: Date, secure: boolean): void {
+export function setSessionCookie(c: Context, value: string, expiresAt: Date, secure: boolean, root = ''): void {
   // Max-Age (wins over Expires) counts from now: the cookie was just issued.
-  setCookie(c, SESSION_COOKIE, value, { httpOnly: true, sameSite: 'Lax', secure, path: '/', maxAge: SESSION_TTL_SECONDS, expires: expiresAt })
+  setCookie(c, SESSION_COOKIE, value, { httpOnly: true, sameSite: 'Lax', secure, path: root || '/', maxAge: SESSION_TTL_SECONDS, expires: expiresAt })
 }
 
-/** Deletes the session cookie in this browser. */
-export function clearSessionCookie(c: Context, secure: boolean): void {
-  deleteCookie(c, SESSION_COOKIE, { httpOnly: true, sameSite: 'Lax', secure, path: '/' })
+/** Deletes the session cookie in this browser (under a prefix, one an earlier version set on `/` too). */
+export function clearSessionCookie(c: Context, secure: boolean, root = ''): void {
+  deleteCookie(c, SESSION_COOKIE, { httpOnly: true, sameSite: 'Lax', secure, path: root || '/' })
+  if (root) deleteCookie(c, SESSION_COOKIE, { httpOnly: true, sameSite: 'Lax', secure, path: '/' })
 }

@@ -48,6 +48,8 @@ export function Layout(props: LayoutProps) {
           <meta name='referrer' content='same-origin' />
           <title>{`${props.title} · episodic`}</title>
           <link rel='stylesheet' href={`${root}/portal/assets/style.css`} />
+          {/* No icon of its own: an empty one keeps browsers from asking the host's /favicon.ico (a 404 on every page). */}
+          <link rel='icon' href='data:,' />
         </head>
         <body>
           <header class='top'>

@@ -83,14 +83,14 @@ export function loginRoutes(deps: Deps) {
       return sendPage(c, 401, <LoginPage next={next} error='That API key was not accepted: it is mistyped, unknown or revoked.' />)
     }
     const { value, expiresAt } = await deps.sessions.issue(verified.keyId, verified.clientId)
-    setSessionCookie(c, value, expiresAt, isHttps(c, deps))
+    setSessionCookie(c, value, expiresAt, isHttps(c, deps), c.get('root'))
     c.header('cache-control', 'no-store')
     return c.redirect(next, 303)
   })
 
   app.post('/logout', (c) => {
     if (!fromSameOrigin(c, deps)) return refuseCrossSite(c)
-    clearSessionCookie(c, isHttps(c, deps))
+    clearSessionCookie(c, isHttps(c, deps), c.get('root'))
     c.header('cache-control', 'no-store')
     return c.redirect(`${c.get('root')}/portal/login`, 303)
   })

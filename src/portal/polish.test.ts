@@ -129,4 +129,41 @@ describe('portal polish', () => {
     expect(bad.status).toBe(400)
     expect(await bad.text()).toContain('created_after: must be an ISO 8601 date')
   })
+
+  it('offers the video cursor on the plots only when the video is in the store', async () => {
+    const files = createMemoryFiles()
+    const withStore = createApp({
+      db: app.deps.db,
+      storage: createLocalStorage({ files, secret: 'store-secret' }),
+      sessionSecret: 'a-test-session-secret-of-32-chars!!',
+      logger: { error: () => {} },
+    })
+    const id = '0b5e0000-0000-4000-8000-0000000000f1'
+    await insertEpisode(app.deps.db, {
+      id,
+      clientId,
+      name: 'video-pending',
+      source: 'real',
+      robot: null,
+      policyVersion: null,
+      envVersion: null,
+      gitSha: null,
+      seed: null,
+      fps: 10,
+      metadata: {},
+      artifacts: ['video', 'sensors'],
+      now: new Date(),
+    })
+    const html = async () => (await withStore.request(`${ORIGIN}/portal/episodes/${id}`, { headers: { cookie } })).text()
+    await files.put(`${clientId}/${id}/sensors.npz`, new Response('npz').body!)
+    const before = await html()
+    expect(before).toMatch(/data-kind="video" data-present="false"/)
+    expect(before).not.toContain('The video moves a cursor')
+    await files.put(`${clientId}/${id}/video.mp4`, new Response('mp4').body!)
+    expect(await html()).toContain('The video moves a cursor on every plot')
+  })
+
+  it('names an empty icon, so browsers do not ask the host for /favicon.ico', async () => {
+    expect(await (await page('/portal/episodes')).text()).toContain('<link rel="icon" href="data:,"/>')
+  })
 })

@@ -60,6 +60,15 @@ describe('portal under a path prefix', () => {
     expect((await get(`${PREFIX}/portal/episodes/`, cookie)).headers.get('location')).toBe(`${PREFIX}/portal/episodes`)
   })
 
+  it("scopes the session cookie to the prefix, not the host's other routes", async () => {
+    expect((await login()).headers.get('set-cookie')).toMatch(new RegExp(`; Path=${PREFIX};`))
+    // Signing out clears it there, and on / where an earlier version set it.
+    const out = await mounted.request(`${ORIGIN}${PREFIX}/portal/logout`, { method: 'POST', headers: { origin: ORIGIN } })
+    const cleared = out.headers.getSetCookie()
+    expect(cleared.some((c) => c.includes(`Path=${PREFIX};`) && c.includes('Max-Age=0'))).toBe(true)
+    expect(cleared.some((c) => c.includes('Path=/;') && c.includes('Max-Age=0'))).toBe(true)
+  })
+
   it('links every page, form, stylesheet and artifact under the prefix, and they all answer', async () => {
     const cookie = (await login()).headers.get('set-cookie')!.split(';')[0]!
     const opened = await mounted.request(`${ORIGIN}${PREFIX}/api/ingest/episode`, {
