@@ -36,7 +36,7 @@ import { NodeSha256 } from './sha256.ts'
 
 export { createDiskFiles, dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder, NodeSha256 }
 export { nodeListener, type NodeListenerOptions } from './listener.ts'
-export { type NodeUploadTransport, nodeUploadTransport } from './upload-transport.ts'
+export { DiskFile, type NodeUploadTransport, nodeUploadTransport, openDiskFile } from './upload-transport.ts'
 
 /** What `createNodeApp` returns: the app and how to shut it down. */
 export interface NodeApp {

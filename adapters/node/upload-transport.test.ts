@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TransportError } from '../../src/client/errors.ts'
+import { ConfigurationError, TransportError } from '../../src/client/errors.ts'
 import type { PutRequest } from '../../src/client/uploads.ts'
 import { nodeUploadTransport } from './upload-transport.ts'
 
@@ -102,5 +102,46 @@ describe('nodeUploadTransport', () => {
     const reason = new Error('stopped by the user')
     stop.abort(reason)
     await expect(transport.put(request(blob, 0, 1000, { signal: stop.signal }).put)).rejects.toBe(reason)
+  })
+
+  it('opens a file of 4 GiB and more with its true size and reads its last bytes (Node 20 openAsBlob wraps it)', async () => {
+    answer = { status: 200, body: '' }
+    const big = join(dir, 'big.npz')
+    const size = 2 ** 32 + 1000
+    const tail = Buffer.from('the last bytes of a sparse 4 GiB file')
+    const fd = openSync(big, 'w')
+    try {
+      ftruncateSync(fd, size)
+      writeSync(fd, tail, 0, tail.length, size - tail.length)
+    } finally {
+      closeSync(fd)
+    }
+    try {
+      const transport = nodeUploadTransport()
+      const blob = await transport.open(big)
+      expect(blob.size).toBe(size)
+      expect(await blob.slice(-tail.length).text()).toBe(tail.toString())
+      const { put } = request(blob, size - tail.length, tail.length)
+      expect((await transport.put(put)).status).toBe(200)
+      expect(received.at(-1)).toMatchObject({ size: tail.length, md5: md5(tail) })
+    } finally {
+      rmSync(big, { force: true })
+    }
+  })
+
+  it('refuses a folder when it is opened, naming it', async () => {
+    await expect(nodeUploadTransport().open(dir)).rejects.toThrow(`${dir} is a folder`)
+  })
+
+  it('fails at once, without a retry, when the file gets shorter while it is sent', async () => {
+    answer = { status: 200, body: '' }
+    const shrinking = join(dir, 'shrinking.npz')
+    writeFileSync(shrinking, bytes)
+    const transport = nodeUploadTransport()
+    const blob = await transport.open(shrinking)
+    truncateSync(shrinking, 1000)
+    const error = await transport.put(request(blob, 0, blob.size).put).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ConfigurationError)
+    expect((error as Error).message).toBe(`${shrinking} changed while it was uploaded (${bytes.length - 1000} bytes short); upload it again`)
   })
 })

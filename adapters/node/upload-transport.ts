@@ -6,19 +6,129 @@
  * byte; on one machine sharing its cores with the store that halves the
  * upload rate (docs/performance.md, "Multipart uploads").
  */
-import { createReadStream, openAsBlob } from 'node:fs'
+import { createReadStream } from 'node:fs'
+import { open as openFile, stat } from 'node:fs/promises'
 import http from 'node:http'
 import https from 'node:https'
 import { Readable } from 'node:stream'
 import { type SignedPutResult, storageAnswer } from '../../src/client/client.ts'
-import { TransportError } from '../../src/client/errors.ts'
+import { ConfigurationError, TransportError } from '../../src/client/errors.ts'
 import type { PutRequest, PutTransport } from '../../src/client/uploads.ts'
 
 const CHUNK = 1024 * 1024
 
+/**
+ * A file on disk as a `Blob` with its true size, read lazily. Node 20's
+ * `fs.openAsBlob` reports a file of 4 GiB or more with its size modulo 2^32
+ * (a 4 GiB file as 0 bytes), which would upload a truncated artifact; this
+ * one takes the size from `stat`. Its ranges (`slice`) stay on disk.
+ */
+export class DiskFile extends Blob {
+  readonly #path: string
+  readonly #start: number
+  readonly #size: number
+  readonly #type: string
+
+  /** The bytes `start .. start + size` of the file at `path`; use `openDiskFile`. */
+  constructor(path: string, start: number, size: number, type = '') {
+    super([])
+    this.#path = path
+    this.#start = start
+    this.#size = size
+    this.#type = type
+  }
+
+  /** The file this range reads from. */
+  get path(): string {
+    return this.#path
+  }
+
+  /** Where the range starts in the file. */
+  get start(): number {
+    return this.#start
+  }
+
+  /** The range's length in bytes (the file's, from `stat`, for a whole file). */
+  override get size(): number {
+    return this.#size
+  }
+
+  /** The MIME type given to `slice`, or `''`. */
+  override get type(): string {
+    return this.#type
+  }
+
+  /** A sub-range, as `Blob.slice` (negative offsets count from the end), still read from disk. */
+  override slice(start = 0, end = this.#size, contentType = ''): DiskFile {
+    const at = (n: number) => Math.min(Math.max(n < 0 ? this.#size + n : n, 0), this.#size)
+    const from = at(start)
+    return new DiskFile(this.#path, this.#start + from, Math.max(at(end) - from, 0), contentType)
+  }
+
+  /** The range as a Web stream, read from the file in 1 MiB pieces. */
+  override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    return Readable.toWeb(this.nodeStream()) as ReadableStream<Uint8Array<ArrayBuffer>>
+  }
+
+  /** The range read whole into memory (for small files; uploads stream instead). */
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = new Uint8Array(this.#size)
+    const file = await openFile(this.#path, 'r')
+    try {
+      for (let done = 0; done < bytes.length;) {
+        const { bytesRead } = await file.read(bytes, done, bytes.length - done, this.#start + done)
+        if (bytesRead === 0) throw new Error(`${this.#path} is shorter than when it was opened`)
+        done += bytesRead
+      }
+    } finally {
+      await file.close()
+    }
+    return bytes.buffer
+  }
+
+  /** The range read whole and decoded as UTF-8. */
+  override async text(): Promise<string> {
+    return new TextDecoder().decode(await this.arrayBuffer())
+  }
+
+  /** The range as a Node stream of 1 MiB reads that fails if the file ends before the range does. */
+  nodeStream(): Readable {
+    if (this.#size === 0) return Readable.from([])
+    return exactly(createReadStream(this.#path, { start: this.#start, end: this.#start + this.#size - 1, highWaterMark: CHUNK }), this.#size, this.#path)
+  }
+}
+
+/**
+ * The file at `path` as a `DiskFile`; throws when it is not a regular file
+ * (a folder, say), naming it.
+ *
+ * @example
+ * const sensors = await openDiskFile('sensors.npz')
+ * await uploadArtifact(client, { episodeId, kind: 'sensors', body: sensors })
+ */
+export async function openDiskFile(path: string): Promise<DiskFile> {
+  const info = await stat(path)
+  if (!info.isFile()) throw new Error(`${path} is ${info.isDirectory() ? 'a folder' : 'not a regular file'}`)
+  return new DiskFile(path, 0, info.size)
+}
+
+/**
+ * `source` (a file range of `length` bytes), failing when it ends short: a
+ * file cut while it is sent would otherwise leave the PUT waiting for bytes
+ * that never come (until the server's request timeout).
+ */
+function exactly(source: Readable, length: number, path: string): Readable {
+  let seen = 0
+  source.on('data', (chunk: Buffer) => void (seen += chunk.length))
+  source.on('end', () => {
+    if (seen < length) source.destroy(new ConfigurationError(`${path} changed while it was uploaded (${length - seen} bytes short); upload it again`))
+  })
+  return source
+}
+
 /** `nodeUploadTransport()`'s two halves: open files with `open`, send with `put`. */
 export interface NodeUploadTransport {
-  /** A `Blob` of the file at `path` (as `fs.openAsBlob`) whose ranges `put` reads from the file itself. */
+  /** The file at `path` as a `DiskFile` (its true size; a folder is refused), whose ranges `put` reads from the file itself. */
   open(path: string): Promise<Blob>
   /** The `UploadOptions.put` to pass; a `Blob` not opened here is streamed as a Web stream instead. */
   put: PutTransport
@@ -33,22 +143,16 @@ export interface NodeUploadTransport {
  * await recordEpisode(client, { episode: { robot: 'arm-1' }, artifacts: { video } }, { put: transport.put })
  */
 export function nodeUploadTransport(): NodeUploadTransport {
-  const paths = new WeakMap<Blob, string>()
   const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) }
   return {
-    async open(path) {
-      const blob = await openAsBlob(path)
-      paths.set(blob, path)
-      return blob
-    },
+    open: openDiskFile,
     put(request) {
-      const path = paths.get(request.body)
-      const end = request.offset + request.length
-      const source = path === undefined
-        ? Readable.fromWeb(request.body.slice(request.offset, end).stream() as never)
-        : request.length === 0
-        ? Readable.from([])
-        : createReadStream(path, { start: request.offset, end: end - 1, highWaterMark: CHUNK })
+      const range = request.body.slice(request.offset, request.offset + request.length)
+      if (range instanceof DiskFile && range.size !== request.length) {
+        // A range past the end: the file is shorter than when the upload was planned.
+        return Promise.reject(new ConfigurationError(`${range.path} is shorter than the upload expects (it changed); upload it again`))
+      }
+      const source = range instanceof DiskFile ? range.nodeStream() : Readable.fromWeb(range.stream() as never)
       return send(request, source, agents)
     },
   }
@@ -63,6 +167,8 @@ function send(request: PutRequest, source: Readable, agents: Record<'http:' | 'h
     const fail = (error: Error & { code?: string }) => {
       source.destroy()
       if (request.signal?.aborted) return reject(request.signal.reason)
+      // The file, not the network: no retry can fix it.
+      if (error instanceof ConfigurationError) return reject(error)
       reject(new TransportError(`upload: network failure talking to ${url.origin} (${error.code ?? error.message})`, { cause: error }))
     }
     const put = (url.protocol === 'https:' ? https : http).request(
@@ -82,7 +188,9 @@ function send(request: PutRequest, source: Readable, agents: Record<'http:' | 'h
     )
     put.on('error', fail)
     source.on('data', (chunk: Buffer) => request.onBytes(chunk.length))
-    source.on('error', (error) => put.destroy(error))
+    source.on('error', (error: Error & { code?: string }) => {
+      put.destroy(error instanceof ConfigurationError ? error : new ConfigurationError(`cannot read the file to upload: ${error.code ?? error.message}`))
+    })
     source.pipe(put)
   })
 }
