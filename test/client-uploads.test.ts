@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeUploadTransport } from '../adapters/node/upload-transport.ts'
 import { EpisodicClient } from '../src/client/client.ts'
+import { ConfigurationError, NotFoundError } from '../src/client/errors.ts'
 import { recordEpisode, uploadArtifact, type UploadOptions } from '../src/client/uploads.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
@@ -176,6 +177,59 @@ describe('client uploads', () => {
     const again = await uploadArtifact(clientWith(), { episodeId: episode_id, kind: 'video', body: big, uploadId }, small)
     expect(again.resumedParts).toBe(2)
     expect(await same(await downloaded(client, episode_id, 'video'), big)).toBe(true)
+  }, TIMEOUT)
+
+  it('resumes only an upload planned for a file of this size; another size starts afresh and arrives whole', async () => {
+    const stop = new AbortController()
+    let uploadId: string | undefined
+    const client = clientWith((url) => {
+      if (url.includes('partNumber=3')) stop.abort(new Error('interrupted'))
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    await expect(
+      uploadArtifact(client, { episodeId: episode_id, kind: 'sensors', body: blobOf(12 * MiB, 5) }, {
+        ...small,
+        concurrency: 1,
+        signal: stop.signal,
+        onMultipart: (_kind, id) => (uploadId = id),
+      }),
+    ).rejects.toThrow('interrupted')
+    // The file grew by two parts since: resuming would have stored the first plan's 12 MiB.
+    const grown = blobOf(20 * MiB, 6)
+    const again = await uploadArtifact(clientWith(), { episodeId: episode_id, kind: 'sensors', body: grown, uploadId }, small)
+    expect(again).toMatchObject({ size: 20 * MiB, resumedParts: 0 })
+    expect(again.uploadId).not.toBe(uploadId)
+    expect(await same(await downloaded(client, episode_id, 'sensors'), grown)).toBe(true)
+    await expect(client.resumeMultipart(episode_id, uploadId!)).rejects.toBeInstanceOf(NotFoundError)
+  }, TIMEOUT)
+
+  it('fails loudly, naming the episode, when the service has no object storage', async () => {
+    const bare = await startService('pglite', { env: { EPISODIC_STORAGE: 'none' } })
+    try {
+      const client = new EpisodicClient({ apiKey: (await bare.newTenant()).key, baseUrl: bare.url })
+      const error = await recordEpisode(client, { artifacts: { actions: blobOf(100, 1) } }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ConfigurationError)
+      expect((error as Error).message).toMatch(
+        /^the service has no object storage \(storage "unconfigured"\), so actions cannot be uploaded; episode \S+ stays recording$/,
+      )
+      const { episode_id } = await client.openEpisode({ request_uploads: [] })
+      await expect(uploadArtifact(client, { episodeId: episode_id, kind: 'actions', body: blobOf(100, 1) })).rejects.toBeInstanceOf(ConfigurationError)
+    } finally {
+      await bare.close()
+    }
+  }, TIMEOUT)
+
+  it('replays an open with fresh upload URLs only while the episode takes uploads', async () => {
+    const client = clientWith()
+    const body = { name: 'replayed', request_uploads: ['actions' as const] }
+    const first = await client.openEpisode(body, { idempotencyKey: 'replay-urls-1' })
+    expect((await client.openEpisode(body, { idempotencyKey: 'replay-urls-1' })).upload_urls).toHaveLength(1)
+    await client.finalizeEpisode(first.episode_id, {})
+    expect((await client.openEpisode(body, { idempotencyKey: 'replay-urls-1' })).upload_urls).toEqual([])
+    await svc.archive(first.episode_id)
+    const late = await client.openEpisode(body, { idempotencyKey: 'replay-urls-1' })
+    expect(late).toMatchObject({ episode_id: first.episode_id, upload_urls: [] })
   }, TIMEOUT)
 
   it('recordEpisode opens, uploads, finalizes with bytes_total; repeated with its key it reopens and skips what arrived', async () => {

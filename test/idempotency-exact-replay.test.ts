@@ -44,4 +44,12 @@ describe('Idempotency-Key replay keeps every digit', () => {
     expect(again.headers.get('content-type')).toMatch(/^application\/json/)
     expect(againText).toBe(firstText)
   }, 60_000)
+
+  it('refuses a body declared as anything but JSON with 415, replay or not', async () => {
+    const headers = { 'idempotency-key': `typed-${Math.random()}` }
+    expect((await here('/api/ingest/episode', '{"request_uploads":[]}', headers)).status).toBe(201)
+    const plain = await here('/api/ingest/episode', '{"request_uploads":[]}', { ...headers, 'content-type': 'text/plain' })
+    expect(plain.status).toBe(415)
+    expect(plain.headers.get('idempotency-replayed')).toBeNull()
+  }, 60_000)
 })

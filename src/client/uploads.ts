@@ -9,17 +9,18 @@
  * `bytes_total`.
  *
  * Files come in as `Blob`s, which every runtime reads lazily from disk
- * (`fs.openAsBlob(path)` in Node, `Bun.file(path)`, `Deno.openSync` +
+ * (`openDiskFile(path)` from `episodic/node` in Node, not Node 20's
+ * `fs.openAsBlob`, which wraps sizes of 4 GiB and more; `Bun.file(path)`, `Deno.openSync` +
  * `new Response(...).blob()` or a `File`), so no part is read before it is sent.
  *
  * @example
  * const client = await EpisodicClient.connect()
- * const video = await openAsBlob('run.mp4')
+ * const video = await openDiskFile('run.mp4')
  * const { episode_id } = await recordEpisode(client, { episode: { robot: 'arm-1' }, artifacts: { video }, idempotencyKey: 'run-42' })
  */
 import type { ArtifactKind } from '../storage/types.ts'
 import type { EpisodicClient, FinalizeEpisodeRequest, FinalizeEpisodeResult, OpenEpisodeRequest, SignedPutResult, UploadUrlEntry } from './client.ts'
-import { ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
+import { ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
 
 const MiB = 1024 * 1024
 const CONTENT_TYPE: Record<ArtifactKind, string> = { video: 'video/mp4', sensors: 'application/octet-stream', actions: 'application/octet-stream' }
@@ -194,6 +195,7 @@ async function uploadSingle(client: EpisodicClient, upload: ArtifactUpload, o: R
   const fresh = () => entry !== undefined && Date.parse(entry.expires_at) - Date.now() > EXPIRY_MARGIN_MS
   const refresh = async () => {
     entry = (await client.uploadUrls(episodeId, [kind])).upload_urls[0]
+    if (entry === undefined) throw new ConfigurationError(noStorage(episodeId, [kind]))
   }
   let sent = 0
   const etag = await putWithRetries(
@@ -225,9 +227,15 @@ async function uploadMultipart(client: EpisodicClient, upload: ArtifactUpload, o
     for (const part of state.parts) urls.set(part.part_number, part.url)
     return state
   }
-  const state = upload.uploadId !== undefined
+  let state = upload.uploadId !== undefined
     ? await resume(upload.uploadId).catch((error) => (error instanceof NotFoundError ? null : Promise.reject(error)))
     : null
+  // An upload planned for a file of another size cannot hold this one: start afresh (its parts go).
+  if (state && Math.max(1, Math.ceil(body.size / state.part_size)) !== state.part_count) {
+    await client.abortMultipart(episodeId, state.upload_id).catch(() => {})
+    urls.clear()
+    state = null
+  }
   if (state) {
     for (const part of state.uploaded) etags.set(part.part_number, part.etag)
     resumed = state.uploaded.length
@@ -272,6 +280,11 @@ async function uploadMultipart(client: EpisodicClient, upload: ArtifactUpload, o
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, queue.length)) }, worker))
   const parts = [...etags].sort(([a], [b]) => a - b).map(([part_number, etag]) => ({ part_number, etag }))
   const done = await client.completeMultipart(episodeId, p.uploadId, { parts })
+  if (done.size !== body.size) {
+    throw new ConfigurationError(
+      `${kind}: the store assembled ${done.size} bytes from the upload's parts, but the file has ${body.size}: it changed since the upload began; upload it again without resuming`,
+    )
+  }
   return { kind, size: done.size, etag: done.etag, uploadId: p.uploadId, resumedParts: resumed }
 }
 
@@ -315,6 +328,8 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   const body: OpenEpisodeRequest = { ...input.episode, request_uploads: input.episode?.request_uploads ?? kinds }
   const opened = await openWithRetries(client, body, input.idempotencyKey, o)
   const episodeId = opened.episode_id
+  // The spec: a client that needs uploads fails loudly on "unconfigured".
+  if (kinds.length > 0 && opened.storage === 'unconfigured') throw new ConfigurationError(noStorage(episodeId, kinds))
   // On a replay, what is already stored whole need not be sent again.
   const stored = opened.reopened ? new Map((await client.listArtifacts(episodeId)).artifacts.filter((a) => a.present).map((a) => [a.kind, a.size])) : new Map()
   const uploads: RecordedEpisode['uploads'] = []
@@ -332,6 +347,11 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   const bytesTotal = kinds.reduce((sum, kind) => sum + input.artifacts[kind]!.size, 0)
   const finalized = await client.finalizeEpisode(episodeId, { bytes_total: bytesTotal, ...input.finalize, ...(input.verify ? { verify_artifacts: true } : {}) })
   return { episode_id: episodeId, reopened: opened.reopened, uploads, finalized }
+}
+
+/** Why nothing can be uploaded to a service without object storage, naming the episode left `recording`. */
+function noStorage(episodeId: string, kinds: readonly ArtifactKind[]): string {
+  return `the service has no object storage (storage "unconfigured"), so ${kinds.join(', ')} cannot be uploaded; episode ${episodeId} stays recording`
 }
 
 /** Opens; with a key, retries what a retry can fix (network, 5xx, a first attempt still running). */

@@ -29,7 +29,8 @@ import type { Context } from 'hono'
 import type { AppEnv, Deps } from '../context.ts'
 import { sha256Hex } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
-import { readBodyText } from '../http/body.ts'
+import { readBodyText, requireJsonContentType } from '../http/body.ts'
+import { IDEMPOTENCY_KEY_SYNTAX } from './ingest-schemas.ts'
 import { parseJson, sendJson } from '../http/json.ts'
 
 /** Keys are kept this long. */
@@ -38,8 +39,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 export const LEASE_MS = 60 * 1000
 /** The header; 1..255 printable ASCII characters. */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
-
-const KEY_SYNTAX = /^[\x20-\x7e]{1,255}$/
 
 /** Per database: `<client>\n<key>` -> fingerprint of the request running with that key in this process. */
 const RUNNING = new WeakMap<object, Map<string, string>>()
@@ -68,7 +67,9 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header(IDEMPOTENCY_HEADER)
     if (key === undefined) return next()
-    if (!KEY_SYNTAX.test(key)) throw new EpisodicError('invalid', `${IDEMPOTENCY_HEADER}: must be 1 to 255 printable ASCII characters`)
+    if (!IDEMPOTENCY_KEY_SYNTAX.test(key)) throw new EpisodicError('invalid', `${IDEMPOTENCY_HEADER}: must be 1 to 255 printable ASCII characters`)
+    // A body the route would refuse (415) is refused before a replay could answer it.
+    requireJsonContentType(c.req.raw)
     const clientId = c.get('clientId')
     // The handler reads the body itself; the fingerprint reads a copy.
     const text = await readBodyText(c.req.raw.clone(), deps.bodyLimit)

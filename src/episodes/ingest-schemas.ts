@@ -231,3 +231,6 @@ export const EpisodeRecord: v.GenericSchema<Episode> = typed<Episode>()(v.object
   created_at: v.string(),
   updated_at: v.string(),
 }))
+
+/** What an `Idempotency-Key` header may hold: 1 to 255 printable ASCII characters (the CLI checks it before sending). */
+export const IDEMPOTENCY_KEY_SYNTAX: RegExp = /^[\x20-\x7e]{1,255}$/

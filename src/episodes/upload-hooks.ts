@@ -14,11 +14,18 @@ import type { OpenEpisodeResult } from './ingest-schemas.ts'
 import { findEpisode } from './rows.ts'
 import { mintUploadUrls } from './upload-urls.ts'
 
-/** Replays an open: the same episode id, with upload URLs minted now (the first ones may have expired). */
+/**
+ * Replays an open: the same episode id, with upload URLs minted now (the
+ * first ones may have expired), while the episode still takes uploads
+ * (`recording` or `failed`, as for fresh URLs); a `ready` or `archived` one
+ * gets none, so a late retry cannot overwrite what was recorded.
+ */
 export function reopened(deps: Deps): Replay {
   return async (stored, c: Context<AppEnv>) => {
     const first = stored as OpenEpisodeResult
     if (!deps.storage || first.upload_urls.length === 0) return first
+    const episode = await findEpisode(deps.db, c.get('clientId'), first.episode_id)
+    if (episode?.status !== 'recording' && episode?.status !== 'failed') return { ...first, upload_urls: [] }
     const kinds = first.upload_urls.map((entry) => entry.kind as ArtifactKind)
     const origin = deps.baseUrl ?? new URL(c.req.url).origin
     return { ...first, upload_urls: await mintUploadUrls(deps.storage, c.get('clientId'), first.episode_id, kinds, origin, deps.clock.now()) }
