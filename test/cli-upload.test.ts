@@ -150,6 +150,13 @@ describe('episodic upload', () => {
       expect(done.code, done.stderr).toBe(0)
       expect((await client().getEpisode(done.stdout.trim())).seed).toBe(BigInt(seed))
     }
+    // As the help writes it, `--seed N`, a negative one too.
+    const spaced = await cli(['--actions', 'actions.npz', '--seed', '-5'])
+    expect(spaced.code, spaced.stderr).toBe(0)
+    expect((await client().getEpisode(spaced.stdout.trim())).seed).toBe(-5)
+    const negative = await cli(['--actions', 'actions.npz', '--duration', '-1'])
+    expect([negative.code, negative.stderr]).toEqual([2, expect.stringContaining('--duration: must be a number of seconds, at least 0')])
+    expect((await cli(['--actions', 'actions.npz', '--fps', '0x10'])).code).toBe(2)
   }, TIMEOUT)
 
   it('refuses bad flags and unreadable files with the documented exit codes', async () => {
@@ -160,5 +167,47 @@ describe('episodic upload', () => {
     expect((await cli(['--source', 'moon'])).code).toBe(2)
     expect((await cli(['--video', 'missing.mp4'])).code).toBe(3)
     expect((await cli(['--metadata', '[1]'])).code).toBe(2)
+    // A folder is refused before anything is opened (it used to fail as a network error, exit 5).
+    const folder = await cli(['--actions', '.'])
+    expect([folder.code, folder.stderr.trim()]).toEqual([3, `episodic: --actions: cannot read ${dir} (is a folder)`])
+    for (const bad of ['', 'x'.repeat(256), 'caf\u00e9']) {
+      const refused = await cli(['--actions', 'actions.npz', '--idempotency-key', bad])
+      expect(refused.code, bad).toBe(2)
+      expect(refused.stderr).toContain('--idempotency-key: must be 1 to 255 printable ASCII characters')
+    }
+    // The same key for another request is the caller's mistake too.
+    expect((await cli(['--actions', 'actions.npz', '--idempotency-key', 'reused-1'])).code).toBe(0)
+    const reused = await cli(['--actions', 'actions.npz', '--name', 'other', '--idempotency-key', 'reused-1'])
+    expect(reused.code, reused.stderr).toBe(2)
+    expect(reused.stderr).toContain('was already used for a different request')
+  }, TIMEOUT)
+
+  it('sends a file that changed after Ctrl-C afresh instead of resuming the old parts', async () => {
+    const file = join(dir, 'changing.mp4')
+    writeFileSync(file, Buffer.alloc(70 * MiB, 1))
+    const args = ['--video', 'changing.mp4', '--idempotency-key', 'changing-1']
+    holdPart = '2'
+    let interrupted = false
+    const stopped = await cli(args, (child) => {
+      partDone = () => {
+        if (interrupted) return
+        interrupted = true
+        setTimeout(() => child.kill('SIGINT'), 100)
+      }
+    })
+    holdPart = null
+    partDone = null
+    expect(stopped.code, stopped.stderr).toBe(130)
+    // Rewritten (grown, other bytes) before the same command runs again.
+    const now = Buffer.alloc(75 * MiB, 2)
+    writeFileSync(file, now)
+    const again = await cli(args)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr).toContain(`episodic: ${file} changed since the interrupted upload; sending it afresh`)
+    const id = again.stdout.trim()
+    const stored = Buffer.from((await client().downloadArtifact(id, 'video')) as Uint8Array)
+    expect(stored.length).toBe(now.length)
+    expect(stored.equals(now)).toBe(true)
+    expect((await client().getEpisode(id)).bytes_total).toBe(75 * MiB)
   }, TIMEOUT)
 })

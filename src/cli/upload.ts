@@ -11,15 +11,16 @@
  * aborted so nothing is left behind.
  */
 import { createHash } from 'node:crypto'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EpisodicClient } from '../client/client.ts'
+import { ValidationError } from '../client/errors.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
 import { nodeUploadTransport } from '../../adapters/node/upload-transport.ts'
 import { recordEpisode } from '../client/uploads.ts'
-import { OpenEpisodeBody } from '../episodes/ingest-schemas.ts'
+import { IDEMPOTENCY_KEY_SYNTAX, OpenEpisodeBody } from '../episodes/ingest-schemas.ts'
 import { EpisodicError } from '../errors.ts'
 import { parseBodyValue } from '../http/body.ts'
 import { parseJson } from '../http/json.ts'
@@ -54,10 +55,24 @@ const OPTIONS = {
 
 const KINDS: ArtifactKind[] = ['video', 'sensors', 'actions']
 
+/**
+ * `--seed -5` as `--seed=-5`: parseArgs reads a value that starts with `-`
+ * as an option, though a negative seed (any int64) is a value here.
+ */
+function numericValues(argv: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1]
+    if (['--seed', '--fps', '--duration'].includes(argv[i]!) && next !== undefined && /^-\d/.test(next)) out.push(`${argv[i]}=${argv[++i]}`)
+    else out.push(argv[i]!)
+  }
+  return out
+}
+
 export async function uploadCommand(argv: string[]): Promise<number> {
   let values
   try {
-    ;({ values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true }))
+    ;({ values } = parseArgs({ args: numericValues(argv), options: OPTIONS, allowPositionals: false, strict: true }))
   } catch (error) {
     throw usageError((error as Error).message)
   }
@@ -69,13 +84,17 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   // Files are read by the Node transport itself (1 MiB file reads into node:http), not as Web streams.
   const transport = nodeUploadTransport()
   const artifacts: Partial<Record<ArtifactKind, Blob>> = {}
+  const files: Partial<Record<ArtifactKind, string>> = {}
   for (const kind of KINDS) {
     const path = values[kind]
     if (path === undefined) continue
+    const file = resolve(io.cwd, path)
+    files[kind] = file
     try {
-      artifacts[kind] = await transport.open(resolve(io.cwd, path))
-    } catch {
-      throw configError(`--${kind}: cannot read ${resolve(io.cwd, path)}`)
+      artifacts[kind] = await transport.open(file)
+    } catch (error) {
+      const why = (error as { code?: string }).code ?? (error as Error).message.replace(`${file} `, '')
+      throw configError(`--${kind}: cannot read ${file} (${why})`)
     }
   }
   const episode = {
@@ -93,6 +112,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   // The run's wall-clock length, set at finalize (the files alone do not say it).
   const duration = values.duration === undefined ? undefined : atLeastZero('--duration', values.duration)
   const key = values['idempotency-key']
+  if (key !== undefined && !IDEMPOTENCY_KEY_SYNTAX.test(key)) throw usageError('--idempotency-key: must be 1 to 255 printable ASCII characters')
 
   let client: EpisodicClient
   try {
@@ -102,6 +122,17 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   }
   const state = key === undefined ? undefined : statePath(client.baseUrl, key, io.env)
   const saved = state ? await readState(state) : {}
+  // An interrupted multipart upload resumes only for the same file: same size, same modification time.
+  const stamps = Object.fromEntries(await Promise.all(Object.keys(artifacts).map(async (kind) => [kind, await stampOf(files[kind as ArtifactKind]!)])))
+  const resumable: Partial<Record<ArtifactKind, string>> = {}
+  for (const [kind, uploadId] of Object.entries(saved.uploads ?? {}) as [ArtifactKind, string][]) {
+    if (artifacts[kind] === undefined) continue
+    if (saved.files?.[kind] === stamps[kind]) resumable[kind] = uploadId
+    else {
+      err(`episodic: ${files[kind]} changed since the interrupted upload; sending it afresh`)
+      if (saved.episode) await client.abortMultipart(saved.episode, uploadId).catch(() => {})
+    }
+  }
   const total = Object.values(artifacts).reduce((sum, blob) => sum + blob.size, 0)
   // A terminal only when this command writes to the process's own stderr (not when run in-process with its own IO).
   const tty = io.env === process.env && Boolean(process.stderr.isTTY)
@@ -113,7 +144,9 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     if (stop.signal.aborted) process.exit(EXIT.interrupted)
     stop.abort(new CliError('interrupted', EXIT.interrupted))
   }
+  // Ctrl-C, or a SIGTERM (`timeout`, a CI runner stopping the job): the same orderly stop.
   process.on('SIGINT', onSigint)
+  process.on('SIGTERM', onSigint)
   let episodeId: string | undefined
   try {
     const recorded = await recordEpisode(
@@ -123,7 +156,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
         artifacts,
         idempotencyKey: key,
         verify: Boolean(values.verify),
-        uploads: saved.uploads,
+        uploads: resumable,
         ...(duration === undefined ? {} : { finalize: { duration_s: duration } }),
       },
       {
@@ -136,7 +169,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
         onMultipart: (kind, uploadId, episode) => {
           started.set(kind, uploadId)
           episodeId = episode
-          if (state) void writeState(state, { uploads: { ...saved.uploads, ...Object.fromEntries(started) } })
+          if (state) void writeState(state, { episode, files: stamps, uploads: { ...resumable, ...Object.fromEntries(started) } })
         },
       },
     )
@@ -161,9 +194,17 @@ export async function uploadCommand(argv: string[]): Promise<number> {
       )
       return EXIT.interrupted
     }
-    throw clientCliError(error)
+    // The same --idempotency-key with other flags or files: the caller's mistake (exit 2).
+    if (error instanceof ValidationError && error.status === 422) throw usageError(`--idempotency-key: ${error.message.replace(/^POST \S+: /, '')}`)
+    const failure = clientCliError(error)
+    // Nothing is lost with a key: what was sent stays, and the same command goes on from there.
+    if (key !== undefined && failure instanceof CliError && failure.exitCode === EXIT.transport) {
+      failure.message += '\nrun the same command again (same --idempotency-key) to resume'
+    }
+    throw failure
   } finally {
     process.off('SIGINT', onSigint)
+    process.off('SIGTERM', onSigint)
   }
 }
 
@@ -189,15 +230,17 @@ function seed(text: string): number | bigint {
   return Number.isSafeInteger(Number(value)) ? Number(value) : value
 }
 
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/
+
 function positive(flag: string, text: string): number {
   const value = Number(text)
-  if (!Number.isFinite(value) || value <= 0) throw usageError(`${flag}: must be a positive number`)
+  if (!DECIMAL.test(text) || !Number.isFinite(value) || value <= 0) throw usageError(`${flag}: must be a positive number`)
   return value
 }
 
 function atLeastZero(flag: string, text: string): number {
   const value = Number(text)
-  if (text.trim() === '' || !Number.isFinite(value) || value < 0) throw usageError(`${flag}: must be a number of seconds, at least 0`)
+  if (!DECIMAL.test(text) || !Number.isFinite(value) || value < 0) throw usageError(`${flag}: must be a number of seconds, at least 0`)
   return value
 }
 
@@ -244,7 +287,17 @@ async function metadata(text: string, cwd: string): Promise<Record<string, unkno
 }
 
 interface SavedState {
+  /** The episode the uploads belong to (to abort one whose file changed). */
+  episode?: string
+  /** Each file's size and modification time when its upload began (`stampOf`). */
+  files?: Partial<Record<ArtifactKind, string>>
   uploads?: Partial<Record<ArtifactKind, string>>
+}
+
+/** A file's size and modification time, `size:mtimeMs`: what must not change for an upload to resume. */
+async function stampOf(path: string): Promise<string> {
+  const info = await stat(path)
+  return `${info.size}:${info.mtimeMs}`
 }
 
 /** Where a key's multipart upload ids are kept between runs. */
