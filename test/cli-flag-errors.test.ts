@@ -6,12 +6,14 @@
  * caller's typo. Also `upload --metadata` keeping every digit of an integer
  * (docs/hardening.md, "Exact 64-bit seeds"). Runs in-process (runCli).
  */
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { recordBaseline } from './helpers/baselines.ts'
+import { ROOT } from './helpers/build.ts'
 import { runCli } from './helpers/cli.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
@@ -150,4 +152,18 @@ describe('episodic serve', () => {
     expectUsage(await serve(['--port', 'abc']), 'serve', 'episodic: --port must be a port number from 0 to 65535 (got "abc")')
     expectUsage(await serve(['extra']), 'serve', /^episodic: serve: unexpected argument "extra"/)
   })
+})
+
+describe('npm run episodic -- ...', () => {
+  it('resolves file arguments from where npm was called, not the package folder', () => {
+    // npm runs the script from the package root and says where it was called in INIT_CWD.
+    const result = spawnSync('npm', ['run', '-s', 'episodic', '--', 'upload', '--actions', 'no-such-file.npz'], {
+      cwd: join(ROOT, 'examples'),
+      encoding: 'utf8',
+      env: { ...process.env, EPISODIC_API_KEY: key, EPISODIC_BASE_URL: svc.url, EPISODIC_CREDENTIALS_FILE: join(dir, 'none') },
+      timeout: 120_000,
+    })
+    expect(result.status, result.stderr).toBe(3)
+    expect(result.stderr).toContain(`cannot read ${join(ROOT, 'examples', 'no-such-file.npz')} (ENOENT)`)
+  }, 180_000)
 })
