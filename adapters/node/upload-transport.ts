@@ -59,7 +59,7 @@ export class DiskFile extends Blob {
   }
 
   /** A sub-range, as `Blob.slice` (negative offsets count from the end), still read from disk. */
-  override slice(start = 0, end = this.#size, contentType = ''): DiskFile {
+  override slice(start: number = 0, end: number = this.#size, contentType: string = ''): DiskFile {
     const at = (n: number) => Math.min(Math.max(n < 0 ? this.#size + n : n, 0), this.#size)
     const from = at(start)
     return new DiskFile(this.#path, this.#start + from, Math.max(at(end) - from, 0), contentType)
