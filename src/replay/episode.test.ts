@@ -49,6 +49,11 @@ describe('replayEpisode', () => {
       act: (_obs, { step }) => (step === 3 ? Promise.reject(new Error('server said no')) : Promise.resolve({ '/a': [1] })),
     }, input).then(() => new Error('did not fail'), (e: Error) => e)
     expect(rejected.message).toBe('server said no (step 3)')
+    const text = await replayEpisode((_obs, { step }) => {
+      if (step === 1) throw 'plain string'
+      return { '/a': [1] }
+    }, input).then(() => 'did not fail', (e: unknown) => e)
+    expect(text).toBe('plain string (step 1)')
     // episodic's own checks name the step themselves, once.
     const wrong = await replayEpisode(() => null as never, input).then(() => new Error('did not fail'), (e: Error) => e)
     expect(wrong.message).toBe('policy returned null at step 0; expected an object keyed by namespace')

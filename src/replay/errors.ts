@@ -61,6 +61,8 @@ export async function retried<T>(error: unknown, again: () => Promise<T>): Promi
  * already, is returned as it is.
  */
 export function atStep(error: unknown, step: number): unknown {
+  // A thrown string (or number) becomes the row's error as text: it names the step too.
+  if (typeof error === 'string' || typeof error === 'number') return /\bstep \d+\)/.test(String(error)) ? error : `${error} (step ${step})`
   if (!(error instanceof Error)) return error
   // Ours (the step timeout, a policy server's) and one rejected for several steps name it once.
   if (/\bstep \d+\)/.test(error.message)) return error
