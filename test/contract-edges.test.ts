@@ -135,7 +135,8 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
       expect(reply.status, `${text}: ${reply.text}`).toBe(201)
       expect((await api(`/api/episodes/${reply.body.episode_id}`)).text, text).toContain(`"seed":${stored},`)
     }
-    for (const text of ['9.223372036854775808e18', '1.5', '1e400']) {
+    // Fractions a double cannot keep are refused too, not rounded to the nearest whole number.
+    for (const text of ['9.223372036854775808e18', '1.5', '1e400', '9007199254740993.5', '1.0000000000000001', '1e-400', '-9223372036854775808.5']) {
       const reply = await open(`{"seed":${text}}`)
       expect([reply.status, reply.body.error], text).toEqual([400, expect.stringMatching(/^seed: must be/)])
     }

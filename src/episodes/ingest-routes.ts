@@ -19,7 +19,7 @@ export function ingestRoutes(deps: Deps) {
   app.use('*', requireKey(deps))
 
   app.post('/episode', idempotent(deps, reopened(deps)), async (c) => {
-    const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit)
+    const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit, { integers: ['seed'] })
     const clientId = c.get('clientId')
     const episodeId = deps.random.uuid()
     const now = deps.clock.now()

@@ -11,7 +11,8 @@
 import { concatBytes } from '../bytes.ts'
 import * as v from 'valibot'
 import { EpisodicError } from '../errors.ts'
-import { parseJson } from './json.ts'
+import { isLosslessNumber, parse as losslessParse } from 'lossless-json'
+import { exactInteger, parseJson } from './json.ts'
 import { textProblem } from './text.ts'
 
 /** Default request body limit: 1 MiB. */
@@ -85,6 +86,7 @@ export async function readJsonBody<S extends v.GenericSchema>(
   request: Request,
   schema: S,
   limit = DEFAULT_BODY_LIMIT,
+  options: { integers?: readonly string[] } = {},
 ): Promise<v.InferOutput<S>> {
   requireJsonContentType(request)
   const text = await readBodyText(request, limit)
@@ -100,7 +102,30 @@ export async function readJsonBody<S extends v.GenericSchema>(
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new EpisodicError('invalid', 'body must be a JSON object')
   }
+  if (options.integers) checkIntegerLiterals(text, value as Record<string, unknown>, options.integers)
   return parseBodyValue(schema, value)
+}
+
+/**
+ * Top-level `fields` (int64s such as `seed`) must be written as an integer:
+ * `9007199254740993.5` or `1e-400` parse to a double that is a whole number
+ * (the fraction is lost), which the schema could not tell from an integer.
+ * Only a value written with a point or an exponent is read again, from its
+ * literal (lossless-json), so plain integers cost nothing.
+ */
+function checkIntegerLiterals(text: string, value: Record<string, unknown>, fields: readonly string[]): void {
+  for (const field of fields) {
+    const n = value[field]
+    if (typeof n !== 'number' || !Number.isInteger(n)) continue // a bigint is exact; a fraction the schema refuses
+    if (!new RegExp(`"${field}"\\s*:\\s*-?\\d*[.eE]`).test(text)) continue
+    let literal: unknown
+    try {
+      literal = (losslessParse(text) as Record<string, unknown>)[field]
+    } catch {
+      continue // a duplicate key, say: JSON.parse's reading stands
+    }
+    if (isLosslessNumber(literal) && exactInteger(literal.value) === undefined) throw new EpisodicError('invalid', `${field}: must be an integer`)
+  }
 }
 
 /**
