@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nodeUploadTransport } from '../adapters/node/upload-transport.ts'
 import { EpisodicClient } from '../src/client/client.ts'
-import { ConfigurationError, NotFoundError } from '../src/client/errors.ts'
+import { ConfigurationError, ConflictError, NotFoundError } from '../src/client/errors.ts'
 import { recordEpisode, uploadArtifact, type UploadOptions } from '../src/client/uploads.ts'
 import { startService, type TestService } from './helpers/service.ts'
 
@@ -244,5 +244,21 @@ describe('client uploads', () => {
     expect(again.episode_id).toBe(first.episode_id)
     expect(again.reopened).toBe(true)
     expect(again.uploads.map((u) => u.skipped)).toEqual([true, true])
+  }, TIMEOUT)
+
+  it('recordEpisode repeated with a file of the same size but other bytes does not take it as stored', async () => {
+    const client = clientWith()
+    const idempotencyKey = `rewritten-${Math.random()}`
+    const open = { robot: 'arm-9' }
+    // Interrupted before finalize: the episode still takes uploads, so the new bytes go up.
+    const opened = await client.openEpisode({ ...open, request_uploads: ['actions'] }, { idempotencyKey })
+    await uploadArtifact(client, { episodeId: opened.episode_id, kind: 'actions', body: blobOf(300, 1), url: opened.upload_urls[0] }, small)
+    const rewritten = blobOf(300, 2)
+    const resumed = await recordEpisode(client, { episode: open, artifacts: { actions: rewritten }, idempotencyKey }, small)
+    expect(resumed.uploads.map((u) => u.skipped)).toEqual([false])
+    expect(await same(await downloaded(client, opened.episode_id, 'actions'), rewritten)).toBe(true)
+    // Once ready, a changed file is refused rather than reported as stored.
+    await expect(recordEpisode(client, { episode: open, artifacts: { actions: blobOf(300, 3) }, idempotencyKey }, small)).rejects.toBeInstanceOf(ConflictError)
+    expect(await same(await downloaded(client, opened.episode_id, 'actions'), rewritten)).toBe(true)
   }, TIMEOUT)
 })

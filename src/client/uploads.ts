@@ -18,6 +18,8 @@
  * const video = await openDiskFile('run.mp4')
  * const { episode_id } = await recordEpisode(client, { episode: { robot: 'arm-1' }, artifacts: { video }, idempotencyKey: 'run-42' })
  */
+import { md5 } from '@noble/hashes/legacy.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
 import type { ArtifactKind } from '../storage/types.ts'
 import type { EpisodicClient, FinalizeEpisodeRequest, FinalizeEpisodeResult, OpenEpisodeRequest, SignedPutResult, UploadUrlEntry } from './client.ts'
 import { ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
@@ -331,11 +333,12 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   // The spec: a client that needs uploads fails loudly on "unconfigured".
   if (kinds.length > 0 && opened.storage === 'unconfigured') throw new ConfigurationError(noStorage(episodeId, kinds))
   // On a replay, what is already stored whole need not be sent again.
-  const stored = opened.reopened ? new Map((await client.listArtifacts(episodeId)).artifacts.filter((a) => a.present).map((a) => [a.kind, a.size])) : new Map()
+  const stored = opened.reopened ? new Map((await client.listArtifacts(episodeId)).artifacts.filter((a) => a.present).map((a) => [a.kind, a])) : new Map()
   const uploads: RecordedEpisode['uploads'] = []
   for (const kind of kinds) {
     const blob = input.artifacts[kind]!
-    if (stored.get(kind) === blob.size && input.uploads?.[kind] === undefined) {
+    const held = stored.get(kind)
+    if (held?.size === blob.size && input.uploads?.[kind] === undefined && await sameBytes(held.etag, blob, o)) {
       o.onProgress?.({ kind, sent: blob.size, total: blob.size })
       uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true })
       continue
@@ -347,6 +350,19 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   const bytesTotal = kinds.reduce((sum, kind) => sum + input.artifacts[kind]!.size, 0)
   const finalized = await client.finalizeEpisode(episodeId, { bytes_total: bytesTotal, ...input.finalize, ...(input.verify ? { verify_artifacts: true } : {}) })
   return { episode_id: episodeId, reopened: opened.reopened, uploads, finalized }
+}
+
+/**
+ * Whether a stored object of the file's size holds the file's bytes: a
+ * single-PUT object's ETag is the MD5 of its bytes (S3, R2, the built-in
+ * store), so a file up to the multipart threshold is hashed and compared (a
+ * file rewritten with the same size is sent again); a multipart ETag
+ * (`...-N`) says nothing checkable here, and the size stands.
+ */
+async function sameBytes(etag: string | null, blob: Blob, o: Resolved): Promise<boolean> {
+  const hex = etag?.replace(/"/g, '').toLowerCase()
+  if (!hex || !/^[0-9a-f]{32}$/.test(hex) || blob.size > o.multipartThreshold) return true
+  return bytesToHex(md5(new Uint8Array(await blob.arrayBuffer()))) === hex
 }
 
 /** Why nothing can be uploaded to a service without object storage, naming the episode left `recording`. */
