@@ -48,6 +48,32 @@ describe('OpenAPI document', () => {
     const create = doc.paths['/api/ingest/eval-run'].post.requestBody.content['application/json'].schema
     expect(create.required).toEqual(['candidate_policy_version', 'baseline_episode_ids'])
     expect(create.properties.baseline_episode_ids.maxItems).toBe(1000)
+    // The server refuses repeats in these arrays; the document says so.
+    expect(create.properties.baseline_episode_ids.uniqueItems).toBe(true)
+    expect(open.properties.request_uploads.uniqueItems).toBe(true)
+    expect(doc.paths['/api/ingest/episode/{episode_id}/upload-urls'].post.requestBody.content['application/json'].schema.properties.kinds.uniqueItems).toBe(true)
+  })
+
+  it('marks a request body required exactly when it has required fields', () => {
+    const required: Record<string, boolean> = {}
+    for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) if (op.requestBody) required[`${method.toUpperCase()} ${path}`] = op.requestBody.required
+    }
+    expect(required).toMatchObject({
+      'POST /api/ingest/episode': false,
+      'POST /api/ingest/episode/{episode_id}/finalize': false,
+      'POST /api/ingest/eval-run': true,
+      'POST /api/ingest/eval-run/{eval_run_id}/result': true,
+      'POST /api/ingest/episode/{episode_id}/multipart': true,
+      'POST /api/ingest/episode/{episode_id}/multipart/{upload_id}/complete': true,
+    })
+  })
+
+  it('explains the eval-run list filters, baselines_of above all', () => {
+    const params = doc.paths['/api/eval-runs'].get.parameters as Array<{ name: string; description: string }>
+    const described = Object.fromEntries(params.map((p) => [p.name, p.description]))
+    expect(described.baselines_of).toMatch(/^An eval run id: /)
+    for (const name of ['candidate_policy_version', 'baseline_policy_version', 'created_after', 'created_before']) expect(described[name]).not.toBe(name)
   })
 
   it('closes every request body to unknown keys, exactly', () => {

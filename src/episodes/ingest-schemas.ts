@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot'
 import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
-import { int64, jsonObject, nonNegative, nonNegativeInt, optionalText, positive, wireCount } from '../http/fields.ts'
+import { distinct, int64, jsonObject, nonNegative, nonNegativeInt, optionalText, positive, wireCount } from '../http/fields.ts'
 import { typed } from '../http/typed-schema.ts'
 import type { ArtifactKind } from '../storage/types.ts'
 
@@ -69,7 +69,7 @@ export const OpenEpisodeBody: v.GenericSchema<OpenEpisodeInput, OpenEpisodeParse
     request_uploads: v.optional(
       v.pipe(
         v.array(ArtifactKindSchema, 'must be an array of artifact kinds'),
-        v.check((kinds) => new Set(kinds).size === kinds.length, 'must not repeat a kind'),
+        distinct<ArtifactKind>('must not repeat a kind'),
       ),
       ['video', 'sensors', 'actions'],
     ),

@@ -4,7 +4,7 @@
  * client library and generate the OpenAPI document.
  */
 import * as v from 'valibot'
-import { wireCount } from '../http/fields.ts'
+import { distinct, wireCount } from '../http/fields.ts'
 import { typed } from '../http/typed-schema.ts'
 import { MAX_OBJECT_SIZE, MAX_PART_SIZE, MAX_PARTS, MIN_PART_SIZE } from '../storage/multipart-rules.ts'
 import type { ArtifactKind } from '../storage/types.ts'
@@ -12,7 +12,7 @@ import { ArtifactKindSchema, UploadUrl, type UploadUrlEntry } from './ingest-sch
 
 const kinds = v.pipe(
   v.array(ArtifactKindSchema, 'must be an array of artifact kinds'),
-  v.check((list) => new Set(list).size === list.length, 'must not repeat a kind'),
+  distinct<ArtifactKind>('must not repeat a kind'),
 )
 
 /** Body of `POST .../upload-urls`. */

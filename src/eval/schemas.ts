@@ -3,7 +3,7 @@
  * They validate requests, type the client library and generate OpenAPI.
  */
 import * as v from 'valibot'
-import { idString, jsonObject, limitParam, maxCodePoints, optionalText, text, wireCount } from '../http/fields.ts'
+import { distinct, idString, jsonObject, limitParam, maxCodePoints, optionalText, text, wireCount } from '../http/fields.ts'
 import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
 import { type MetricBlob, MetricBlobSchema } from './metric-blob.ts'
@@ -59,7 +59,7 @@ export const CreateEvalRunBody: v.GenericSchema<CreateEvalRunInput, CreateEvalRu
       v.array(v.string('must be an array of episode id strings'), 'is required and must be an array of episode ids'),
       v.minLength(1, 'must name at least one baseline episode'),
       v.maxLength(MAX_BASELINES, `must name at most ${MAX_BASELINES} baseline episodes`),
-      v.check((ids) => new Set(ids.map((id) => id.toLowerCase())).size === ids.length, 'must not repeat an episode id'),
+      distinct<string>('must not repeat an episode id', (id) => id.toLowerCase()),
     ),
     baseline_policy_version: optionalText(120),
     name: optionalText(200),

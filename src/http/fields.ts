@@ -25,6 +25,16 @@ export function maxCodePoints(max: number, message = `must be at most ${max} cha
   return action
 }
 
+/**
+ * An array whose items are all different (`key` compares them, e.g. ids
+ * case-insensitively). OpenAPI: `uniqueItems`.
+ */
+export function distinct<T>(message: string, key: (item: T) => unknown = (item) => item) {
+  const action = v.check<T[], string>((items) => new Set(items.map(key)).size === items.length, message)
+  JSON_SCHEMA_OF.set(action, { uniqueItems: true })
+  return action
+}
+
 /** A string of at most `max` code points. */
 export const text = (max: number, message = 'must be a string') => v.pipe(v.string(message), maxCodePoints(max))
 

@@ -161,7 +161,13 @@ function operation(route: RouteDoc) {
     ...(route.auth === 'apiKey' ? { security: [{ bearer: [] }, { serviceKey: [] }] } : { security: [] }),
     ...(params.length ? { parameters: params } : {}),
     ...(body
-      ? { requestBody: { required: false, content: { 'application/json': { schema: body, ...(route.example ? { example: route.example } : {}) } } } }
+      ? {
+        requestBody: {
+          // Optional only when every field is (open and finalize take `{}` or no body at all).
+          required: ((body as { required?: string[] }).required?.length ?? 0) > 0,
+          content: { 'application/json': { schema: body, ...(route.example ? { example: route.example } : {}) } },
+        },
+      }
       : {}),
     responses,
   }

@@ -83,6 +83,11 @@ export const PARAMETER_DOCS: Record<string, string> = {
   policy_version: 'Only episodes recorded with this policy version',
   robot: 'Only episodes of this robot',
   redirect: 'With 1 (or true), answer 302 to the signed URL instead of JSON',
+  candidate_policy_version: 'Only eval runs of this candidate policy version',
+  baseline_policy_version: 'Only eval runs against this baseline policy version',
+  baselines_of: 'An eval run id: only eval runs over exactly the same set of baseline episodes (its lineage); not a baseline episode id',
+  created_after: 'Only items created at or after this ISO 8601 date or date-time (inclusive)',
+  created_before: 'Only items created before this ISO 8601 date or date-time (exclusive)',
 }
 
 const OPEN_EXAMPLE = {
