@@ -7,7 +7,7 @@
  * (docs/hardening.md, "Exact 64-bit seeds"). Runs in-process (runCli).
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -165,5 +165,23 @@ describe('npm run episodic -- ...', () => {
     })
     expect(result.status, result.stderr).toBe(3)
     expect(result.stderr).toContain(`cannot read ${join(ROOT, 'examples', 'no-such-file.npz')} (ENOENT)`)
+  }, 180_000)
+
+  it("works on the data folder of where npm was called, as an example's server there does", () => {
+    const folder = mkdtempSync(join(ROOT, 'examples', '.npm-run-'))
+    try {
+      const run = (...args: string[]) =>
+        spawnSync('npm', ['run', '-s', 'episodic', '--', ...args], {
+          cwd: folder,
+          encoding: 'utf8',
+          env: { ...process.env, DATABASE_URL: '' },
+          timeout: 120_000,
+        })
+      const created = run('clients', 'create', 'default')
+      expect(created.status, created.stderr).toBe(0)
+      expect(existsSync(join(folder, '.episodic'))).toBe(true)
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   }, 180_000)
 })

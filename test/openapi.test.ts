@@ -51,7 +51,9 @@ describe('OpenAPI document', () => {
     // The server refuses repeats in these arrays; the document says so.
     expect(create.properties.baseline_episode_ids.uniqueItems).toBe(true)
     expect(open.properties.request_uploads.uniqueItems).toBe(true)
-    expect(doc.paths['/api/ingest/episode/{episode_id}/upload-urls'].post.requestBody.content['application/json'].schema.properties.kinds.uniqueItems).toBe(true)
+    expect(doc.paths['/api/ingest/episode/{episode_id}/upload-urls'].post.requestBody.content['application/json'].schema.properties.kinds.uniqueItems).toBe(
+      true,
+    )
   })
 
   it('marks a request body required exactly when it has required fields', () => {

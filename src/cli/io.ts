@@ -25,17 +25,11 @@ export interface CliIO {
 
 const current = new AsyncLocalStorage<CliIO>()
 
-/**
- * The running process's environment, folder and streams. Under `npm run
- * episodic -- ...` npm runs the command from the package's folder; file
- * arguments (`--video run.mp4`, `--policy ./policy.mjs:act`) are the user's,
- * so they resolve from where npm was called (`INIT_CWD`).
- */
+/** The running process's environment, folder and streams. */
 export function processIO(): CliIO {
-  const viaNpm = process.env.npm_lifecycle_event === 'episodic' && process.env.INIT_CWD
   return {
     env: process.env,
-    cwd: viaNpm || process.cwd(),
+    cwd: process.cwd(),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   }

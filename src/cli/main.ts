@@ -145,6 +145,9 @@ async function runVerb(argv: string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] && /(?:^|[\\/])(?:main\.[cm]?[jt]s|cli\.[cm]?js|episodic)$/.test(process.argv[1])
 if (invokedDirectly) {
+  // `npm run episodic -- ...` runs from the package's folder; the command is the user's, so
+  // its files and its data folder (./.episodic) are those of where npm was called (INIT_CWD).
+  if (process.env.npm_lifecycle_event === 'episodic' && process.env.INIT_CWD) process.chdir(process.env.INIT_CWD)
   const argv = process.argv.slice(2)
   main(argv).then((code) => {
     if (code === EXIT.ok && argv[0] === 'serve') return // the server runs on
