@@ -36,7 +36,7 @@ import { randomUUID } from 'node:crypto'
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MAX_OBJECT_SIZE } from '../../src/storage/multipart-rules.ts'
-import { type BlobMultipart, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { type BlobMultipart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
 import { claim, heldByLiveProcess } from './pid-claims.ts'
 
 /** What the multipart folder borrows from the disk files around it. */
@@ -67,9 +67,6 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000
 const COPY_CHUNK = 4 * 1024 * 1024
 
 type Part = StoredPart & { path: string; inSlot: boolean }
-
-const noSuchUpload = () =>
-  new StorageError('NoSuchUpload', 404, 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.')
 
 /** Rethrows a missing file or folder as `NoSuchUpload`: the upload was completed or aborted meanwhile. */
 const gone = (error: NodeJS.ErrnoException): never => {

@@ -18,7 +18,7 @@
  * @example
  * const storage = createLocalStorage({ files: createR2Files(env.BUCKET), secret: env.EPISODIC_STORAGE_SECRET })
  */
-import { type BlobFiles, type BlobMultipart, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { type BlobFiles, type BlobMultipart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
 
 /** What this module uses of an R2 object (R2's `R2Object`). */
 export interface R2ObjectLike {
@@ -106,8 +106,6 @@ async function sumUnder(bucket: R2BucketLike, prefix: string): Promise<number> {
 }
 
 function r2Multipart(bucket: Required<R2BucketLike>): BlobMultipart {
-  const noSuchUpload = () => new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
-
   async function checkUpload(key: string, uploadId: string): Promise<void> {
     const record = await bucket.head(`${UPLOADS}${uploadId}`)
     if (!record || record.customMetadata?.key !== key) throw noSuchUpload()

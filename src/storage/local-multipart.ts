@@ -8,7 +8,7 @@
 import { isSafeKey } from './keys.ts'
 import { checkCompletion, MAX_PARTS, multipartEtag } from './multipart-rules.ts'
 import type { S3Error } from './s3-error.ts'
-import { type BlobMultipart, type MultipartStore, type PresignInput, type SignedUrl, StorageError } from './types.ts'
+import { type BlobMultipart, type MultipartStore, NO_SUCH_UPLOAD_MESSAGE, type PresignInput, type SignedUrl, StorageError } from './types.ts'
 
 /** Upload ids the blob layers mint (hex on disk, R2's own on Workers): printable, no spaces. */
 const UPLOAD_ID = /^[\x21-\x7e]{1,1024}$/
@@ -22,7 +22,7 @@ export function partTarget(query: URLSearchParams): PartTarget {
   const partNumber = query.get('partNumber')
   if (uploadId === null && partNumber === null) return {}
   if (uploadId === null || !UPLOAD_ID.test(uploadId)) {
-    return { error: { status: 404, code: 'NoSuchUpload', message: 'The specified upload does not exist.' } }
+    return { error: { status: 404, code: 'NoSuchUpload', message: NO_SUCH_UPLOAD_MESSAGE } }
   }
   const number = partNumber !== null && /^\d{1,5}$/.test(partNumber) ? Number(partNumber) : NaN
   if (!(number >= 1 && number <= MAX_PARTS)) {

@@ -8,7 +8,7 @@
 import { concatBytes } from '../bytes.ts'
 import { md5 } from '@noble/hashes/legacy.js'
 import { toHex } from '../crypto.ts'
-import { type BlobFiles, StorageError, type StoredPart } from './types.ts'
+import { type BlobFiles, noSuchUpload, type StoredPart } from './types.ts'
 
 /**
  * Creates an empty in-memory blob store. ETags are MD5s in hex, as S3's
@@ -23,7 +23,7 @@ export function createMemoryFiles(): BlobFiles {
   const uploads = new Map<string, { key: string; parts: Map<number, { bytes: Uint8Array; etag: string }> }>()
   const uploadOf = (key: string, uploadId: string) => {
     const upload = uploads.get(uploadId)
-    if (!upload || upload.key !== key) throw new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
+    if (!upload || upload.key !== key) throw noSuchUpload()
     return upload
   }
   return {

@@ -145,6 +145,14 @@ export class StorageError extends Error {
   }
 }
 
+/** S3's words for `NoSuchUpload`. */
+export const NO_SUCH_UPLOAD_MESSAGE = 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.'
+
+/** S3's `NoSuchUpload` (404), worded as S3 words it, for every store that keeps multipart uploads. */
+export function noSuchUpload(): StorageError {
+  return new StorageError('NoSuchUpload', 404, NO_SUCH_UPLOAD_MESSAGE)
+}
+
 /**
  * Where the built-in store keeps bytes. A capability supplied by the adapter
  * (files on disk in Node/Deno/Bun, an R2 binding on Workers), so the core has
