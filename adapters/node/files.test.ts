@@ -71,6 +71,14 @@ describe('createDiskFiles', () => {
     await object!.body.cancel()
   })
 
+  it('reads a byte range from its start, and null for a missing object', async () => {
+    const files = createDiskFiles(dir)
+    await files.put('c1/e1/video.mp4', streamOf(['0123', '4567', '89']))
+    expect(await new Response(await files.getRange!('c1/e1/video.mp4', 7, 9)).text()).toBe('789')
+    expect(await new Response(await files.getRange!('c1/e1/video.mp4', 0, 0)).text()).toBe('0')
+    expect(await files.getRange!('c1/nothing.npz', 0, 1)).toBeNull()
+  })
+
   it('returns null for a missing object', async () => {
     const files = createDiskFiles(dir)
     expect(await files.get('c1/nothing.npz')).toBeNull()

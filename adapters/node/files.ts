@@ -137,6 +137,13 @@ export function createDiskFiles(dir: string): BlobFiles {
       })
       return { body, size: info.size, etag, lastModified: info.mtime }
     },
+    async getRange(key, start, end) {
+      const handle = await open(pathsOf(key).data, 'r').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
+        throw error
+      })
+      return handle && (Readable.toWeb(handle.createReadStream({ start, end })) as unknown as ReadableStream<Uint8Array>)
+    },
   }
 }
 

@@ -6,6 +6,8 @@ import { createR2Files, type R2BucketLike } from './r2-files.ts'
 function fakeBucket() {
   const objects = new Map<string, Uint8Array>()
   const handed: ReadableStream<Uint8Array>[] = []
+  /** The range each get asked R2 for (null: the whole object). */
+  const ranges: Array<{ offset: number; length: number } | null> = []
   const bucket: R2BucketLike = {
     async put(key, value) {
       if (typeof value === 'string') throw new Error('unused')
@@ -15,14 +17,17 @@ function fakeBucket() {
       return { size: bytes.byteLength, etag: `etag-of-${key}` }
     },
     // deno-lint-ignore require-await -- a fake of R2's async get
-    async get(key) {
+    async get(key, options) {
       const bytes = objects.get(key)
       if (!bytes) return null
-      const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bytes), c.close()) })
+      ranges.push(options?.range ?? null)
+      const { offset = 0, length = bytes.byteLength } = options?.range ?? {}
+      const piece = bytes.subarray(offset, offset + length)
+      const body = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(piece), c.close()) })
       return { body, size: bytes.byteLength, etag: `etag-of-${key}` }
     },
   }
-  return { bucket, objects, handed }
+  return { bucket, objects, handed, ranges }
 }
 
 describe('createR2Files', () => {
@@ -58,5 +63,18 @@ describe('createR2Files', () => {
     const get = await storage.presignGet({ key: 'c/e/video.mp4', now, expiresInSeconds: 60, origin })
     const read = await storage.handle(new Request(get.url), now)
     expect(await read.text()).toBe('mp4')
+  })
+
+  it('asks R2 for the byte range of a ranged GET instead of streaming the object up to it', async () => {
+    const { bucket, objects, ranges } = fakeBucket()
+    objects.set('c/e/video.mp4', new TextEncoder().encode('0123456789'))
+    const storage = createLocalStorage({ files: createR2Files(bucket), secret: 'secret' })
+    const now = new Date()
+    const get = await storage.presignGet({ key: 'c/e/video.mp4', now, expiresInSeconds: 60, origin: 'https://worker.example.com' })
+    const read = await storage.handle(new Request(get.url, { headers: { range: 'bytes=-3' } }), now)
+    expect(read.status).toBe(206)
+    expect(read.headers.get('content-range')).toBe('bytes 7-9/10')
+    expect(await read.text()).toBe('789')
+    expect(ranges.at(-1)).toEqual({ offset: 7, length: 3 })
   })
 })

@@ -50,8 +50,8 @@ export interface R2MultipartUploadLike {
 export interface R2BucketLike {
   /** Stores an object whole, replacing any with the same key. */
   put(key: string, value: ReadableStream<Uint8Array> | string, options?: { customMetadata?: Record<string, string> }): Promise<R2ObjectLike | null>
-  /** Reads an object with its body, or `null` when there is none. */
-  get(key: string): Promise<(R2ObjectLike & { body: ReadableStream<Uint8Array> }) | null>
+  /** Reads an object (or, with `range`, a byte range of it) with its body, or `null` when there is none. */
+  get(key: string, options?: { range?: { offset: number; length: number } }): Promise<(R2ObjectLike & { body: ReadableStream<Uint8Array> }) | null>
   /** Reads an object's size and ETag without its body, or `null` when there is none. */
   head?(key: string): Promise<R2ObjectLike | null>
   /** Deletes one object or several; missing keys are not an error. */
@@ -78,6 +78,11 @@ export function createR2Files(bucket: R2BucketLike): BlobFiles {
     async get(key) {
       const object = await bucket.get(key)
       return object ? { body: object.body, size: object.size, etag: object.etag, ...(object.uploaded ? { lastModified: object.uploaded } : {}) } : null
+    },
+    async getRange(key, start, end) {
+      // R2 reads the range itself; its body has a known length, so the answer keeps Content-Length.
+      const object = await bucket.get(key, { range: { offset: start, length: end - start + 1 } })
+      return object ? object.body : null
     },
   }
   if (bucket.head) {

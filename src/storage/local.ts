@@ -180,7 +180,12 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     if (range) {
       const length = String(range.end - range.start + 1)
       const partial = { ...headers, 'content-length': length, 'content-range': `bytes ${range.start}-${range.end}/${object.size}` }
-      return new Response(sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
+      if (!files.getRange) return new Response(sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
+      // Read from the range's start rather than through everything before it.
+      await object.body.cancel()
+      const body = await files.getRange(key, range.start, range.end)
+      if (!body) return s3ErrorResponse({ status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' })
+      return new Response(body, { status: 206, headers: partial })
     }
     return new Response(object.body, { status: 200, headers })
   }

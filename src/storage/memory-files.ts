@@ -45,6 +45,12 @@ export function createMemoryFiles(): BlobFiles {
       })
       return Promise.resolve({ body, size: bytes.byteLength, etag })
     },
+    getRange(key, start, end) {
+      const object = objects.get(key)
+      if (!object) return Promise.resolve(null)
+      const piece = object.bytes.slice(start, end + 1)
+      return Promise.resolve(new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(piece), controller.close()) }))
+    },
     head(key) {
       const object = objects.get(key)
       return Promise.resolve(object ? { size: object.bytes.byteLength, etag: object.etag } : null)

@@ -164,6 +164,12 @@ export interface BlobFiles {
   put(key: string, body: ReadableStream<Uint8Array>): Promise<{ size: number; etag: string }>
   /** Reads an object as a stream with its size, ETag and (where known) last change, or null when absent. */
   get(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; etag: string; lastModified?: Date } | null>
+  /**
+   * Bytes `start` to `end` (inclusive) of an object, read from `start` on (a
+   * seek near the end of a long video reads no more than it sends), or null
+   * when absent; without it the store cuts the range out of `get`'s stream.
+   */
+  getRange?(key: string, start: number, end: number): Promise<ReadableStream<Uint8Array> | null>
   /** Size and ETag without the bytes, or null when absent. */
   head?(key: string): Promise<{ size: number; etag: string } | null>
   /** Bytes stored under `prefix` (for the per-client quota); absent: no quota can be kept. */

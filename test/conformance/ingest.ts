@@ -244,6 +244,11 @@ export function ingestConformance(svc: () => Target): void {
       const back = await svc().fetch(signed.body.url)
       expect(back.status).toBe(200)
       expect(new Uint8Array(await back.arrayBuffer())).toEqual(bytes)
+      // A byte range near the end (a video seek): exactly those bytes, with their length.
+      const tail = await svc().fetch(signed.body.url, { headers: { range: 'bytes=199990-' } })
+      expect(tail.status).toBe(206)
+      expect(tail.headers.get('content-range')).toBe('bytes 199990-199999/200000')
+      expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.subarray(199_990))
     })
 
     it('takes a 3 MiB signed PUT with the signed Content-Type, refuses another or a tampered one (403), and reads the bytes back through the artifact route', async () => {
