@@ -85,6 +85,22 @@ async function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Pro
 
 const client = () => new EpisodicClient({ apiKey: key, baseUrl: svc.url })
 
+/** Runs `upload ...args` and sends it Ctrl-C once a part is through while part 2 is held back. */
+async function interruptedMidUpload(args: string[]) {
+  holdPart = '2'
+  let interrupted = false
+  const stopped = await cli(args, (child) => {
+    partDone = () => {
+      if (interrupted) return
+      interrupted = true
+      setTimeout(() => child.kill('SIGINT'), 100)
+    }
+  })
+  holdPart = null
+  partDone = null
+  return { stopped, interrupted }
+}
+
 describe('episodic upload', () => {
   it('records an episode: id on stdout, portal link and progress on stderr; the same key again reopens it', async () => {
     const args = [
@@ -120,17 +136,7 @@ describe('episodic upload', () => {
 
   it('stops on Ctrl-C mid-upload (exit 130) and the same command resumes and finishes', async () => {
     const args = ['--video', 'video.mp4', '--idempotency-key', 'big-1']
-    holdPart = '2'
-    let interrupted = false
-    const stopped = await cli(args, (child) => {
-      partDone = () => {
-        if (interrupted) return
-        interrupted = true
-        setTimeout(() => child.kill('SIGINT'), 100)
-      }
-    })
-    holdPart = null
-    partDone = null
+    const { stopped, interrupted } = await interruptedMidUpload(args)
     expect(interrupted).toBe(true)
     expect(stopped.code, stopped.stderr).toBe(130)
     expect(stopped.stderr).toContain('run the same command again')
@@ -186,17 +192,7 @@ describe('episodic upload', () => {
     const file = join(dir, 'changing.mp4')
     writeFileSync(file, Buffer.alloc(70 * MiB, 1))
     const args = ['--video', 'changing.mp4', '--idempotency-key', 'changing-1']
-    holdPart = '2'
-    let interrupted = false
-    const stopped = await cli(args, (child) => {
-      partDone = () => {
-        if (interrupted) return
-        interrupted = true
-        setTimeout(() => child.kill('SIGINT'), 100)
-      }
-    })
-    holdPart = null
-    partDone = null
+    const { stopped } = await interruptedMidUpload(args)
     expect(stopped.code, stopped.stderr).toBe(130)
     // Rewritten (grown, other bytes) before the same command runs again.
     const now = Buffer.alloc(75 * MiB, 2)

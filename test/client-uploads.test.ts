@@ -54,6 +54,25 @@ describe('client uploads', () => {
   async function downloaded(client: EpisodicClient, episodeId: string, kind: 'video' | 'actions' | 'sensors') {
     return new Blob([(await client.downloadArtifact(episodeId, kind)) as Uint8Array<ArrayBuffer>])
   }
+  /** A multipart upload of `body` to a new episode, stopped when part 3 goes out (parts 1 and 2 are stored). */
+  async function interruptedAtPart3(kind: 'video' | 'sensors', body: Blob) {
+    const stop = new AbortController()
+    let uploadId: string | undefined
+    const client = clientWith((url) => {
+      if (url.includes('partNumber=3')) stop.abort(new Error('interrupted'))
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    await expect(
+      uploadArtifact(client, { episodeId: episode_id, kind, body }, {
+        ...small,
+        concurrency: 1,
+        signal: stop.signal,
+        onMultipart: (_kind, id) => (uploadId = id),
+      }),
+    ).rejects.toThrow('interrupted')
+    return { client, episode_id, uploadId }
+  }
   const same = async (a: Blob, b: Blob) => Buffer.compare(Buffer.from(await a.arrayBuffer()), Buffer.from(await b.arrayBuffer())) === 0
 
   it('sends a small artifact as one PUT and a large one in parallel parts, retrying a failed part and a 500', async () => {
@@ -157,22 +176,8 @@ describe('client uploads', () => {
   }, TIMEOUT)
 
   it('resumes an interrupted multipart upload from the parts already stored', async () => {
-    const stop = new AbortController()
-    let uploadId: string | undefined
-    const client = clientWith((url) => {
-      if (url.includes('partNumber=3')) stop.abort(new Error('interrupted'))
-      return undefined
-    })
-    const { episode_id } = await client.openEpisode({ request_uploads: [] })
     const big = blobOf(15 * MiB + 3, 4)
-    await expect(
-      uploadArtifact(client, { episodeId: episode_id, kind: 'video', body: big }, {
-        ...small,
-        concurrency: 1,
-        signal: stop.signal,
-        onMultipart: (_kind, id) => (uploadId = id),
-      }),
-    ).rejects.toThrow('interrupted')
+    const { client, episode_id, uploadId } = await interruptedAtPart3('video', big)
     expect(uploadId).toBeDefined()
     const again = await uploadArtifact(clientWith(), { episodeId: episode_id, kind: 'video', body: big, uploadId }, small)
     expect(again.resumedParts).toBe(2)
@@ -180,21 +185,7 @@ describe('client uploads', () => {
   }, TIMEOUT)
 
   it('resumes only an upload planned for a file of this size; another size starts afresh and arrives whole', async () => {
-    const stop = new AbortController()
-    let uploadId: string | undefined
-    const client = clientWith((url) => {
-      if (url.includes('partNumber=3')) stop.abort(new Error('interrupted'))
-      return undefined
-    })
-    const { episode_id } = await client.openEpisode({ request_uploads: [] })
-    await expect(
-      uploadArtifact(client, { episodeId: episode_id, kind: 'sensors', body: blobOf(12 * MiB, 5) }, {
-        ...small,
-        concurrency: 1,
-        signal: stop.signal,
-        onMultipart: (_kind, id) => (uploadId = id),
-      }),
-    ).rejects.toThrow('interrupted')
+    const { client, episode_id, uploadId } = await interruptedAtPart3('sensors', blobOf(12 * MiB, 5))
     // The file grew by two parts since: resuming would have stored the first plan's 12 MiB.
     const grown = blobOf(20 * MiB, 6)
     const again = await uploadArtifact(clientWith(), { episodeId: episode_id, kind: 'sensors', body: grown, uploadId }, small)

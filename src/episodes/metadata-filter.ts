@@ -27,7 +27,6 @@ export const METADATA_PREFIX = 'metadata.'
 export const MAX_METADATA_FILTERS = 16
 const MAX_VALUE = 1000
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /** One `metadata.<path>=<value>` parameter: the documents any of which `metadata` must contain. */
 export interface MetadataFilter {
@@ -59,8 +58,8 @@ export function parseMetadataFilter(param: string, value: string): MetadataFilte
   const path = param.slice(METADATA_PREFIX.length).split('.')
   if (path.some((segment) => segment === '')) throw new EpisodicError('invalid', `${param}: is not a metadata key path (metadata.<key>[.<key>...])`)
   for (const text of [param, value]) {
-    if (text.includes('\u0000')) throw new EpisodicError('invalid', `${param}: must not contain \\u0000`)
-    if (UNPAIRED_SURROGATE.test(text)) throw new EpisodicError('invalid', `${param}: must not contain an unpaired UTF-16 surrogate`)
+    const problem = textProblem(text)
+    if (problem) throw new EpisodicError('invalid', `${param}: ${problem}`)
   }
   if ([...value].length > MAX_VALUE) throw new EpisodicError('invalid', `${param}: must be at most ${MAX_VALUE} characters`)
   const values = literals(param, value)

@@ -20,6 +20,13 @@ export function textProblem(text: string): string | undefined {
   return undefined
 }
 
+const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/** `text` with each unpaired UTF-16 surrogate shown as U+FFFD, so it can be stored (where refusing it is not an option). */
+export function wellFormedText(text: string): string {
+  return wellFormed(text) ? text : text.replace(UNPAIRED, '\ufffd')
+}
+
 /** Unicode code points in `text` (an emoji is one; a lone surrogate counts as one). */
 export function codePointLength(text: string): number {
   let count = text.length

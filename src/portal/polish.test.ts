@@ -8,7 +8,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createKey } from '../admin/admin.ts'
 import { createApp, type EpisodicApp } from '../app.ts'
-import { insertEpisode } from '../episodes/rows.ts'
+import { insertEpisode, type NewEpisode } from '../episodes/rows.ts'
 import { createLocalStorage } from '../storage/local.ts'
 import { createMemoryFiles } from '../storage/memory-files.ts'
 import { openTestDatabase } from '../../test/helpers/pglite.ts'
@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => app.deps.db.destroy())
 
 const page = (path: string) => app.request(`${ORIGIN}${path}`, { headers: { cookie } })
-const episode = (id: string, name: string, metadata: Record<string, unknown>, now = new Date()) =>
+const episode = (id: string, name: string, metadata: Record<string, unknown>, now = new Date(), extra: Partial<NewEpisode> = {}) =>
   insertEpisode(app.deps.db, {
     id,
     clientId,
@@ -48,6 +48,7 @@ const episode = (id: string, name: string, metadata: Record<string, unknown>, no
     metadata,
     artifacts: [],
     now,
+    ...extra,
   })
 
 describe('portal polish', () => {
@@ -139,21 +140,7 @@ describe('portal polish', () => {
       logger: { error: () => {} },
     })
     const id = '0b5e0000-0000-4000-8000-0000000000f1'
-    await insertEpisode(app.deps.db, {
-      id,
-      clientId,
-      name: 'video-pending',
-      source: 'real',
-      robot: null,
-      policyVersion: null,
-      envVersion: null,
-      gitSha: null,
-      seed: null,
-      fps: 10,
-      metadata: {},
-      artifacts: ['video', 'sensors'],
-      now: new Date(),
-    })
+    await episode(id, 'video-pending', {}, new Date(), { fps: 10, artifacts: ['video', 'sensors'] })
     const html = async () => (await withStore.request(`${ORIGIN}/portal/episodes/${id}`, { headers: { cookie } })).text()
     await files.put(`${clientId}/${id}/sensors.npz`, new Response('npz').body!)
     const before = await html()

@@ -54,18 +54,19 @@ export async function retried<T>(error: unknown, again: () => Promise<T>): Promi
   }
 }
 
+/** An error that names its step already: ours (the step timeout, a policy server's), or one rejected for several steps. */
+const NAMES_STEP = /\bstep \d+\)/
+
 /**
  * Names the step in an error a JavaScript policy threw (`Error: diverged
  * (step 41)`), as the Python bridge and the step timeout do; the stack keeps
- * the policy's frames. Anything but an Error, or one that names a step
- * already, is returned as it is.
+ * the policy's frames. A thrown string or number becomes text that names it
+ * too. Anything else, or an error that names a step already, is returned as
+ * it is.
  */
 export function atStep(error: unknown, step: number): unknown {
-  // A thrown string (or number) becomes the row's error as text: it names the step too.
-  if (typeof error === 'string' || typeof error === 'number') return /\bstep \d+\)/.test(String(error)) ? error : `${error} (step ${step})`
-  if (!(error instanceof Error)) return error
-  // Ours (the step timeout, a policy server's) and one rejected for several steps name it once.
-  if (/\bstep \d+\)/.test(error.message)) return error
+  if (typeof error === 'string' || typeof error === 'number') return NAMES_STEP.test(String(error)) ? error : `${error} (step ${step})`
+  if (!(error instanceof Error) || NAMES_STEP.test(error.message)) return error
   const where = `step ${step})`
   const first = `${error.name}: ${error.message}`
   try {

@@ -18,7 +18,7 @@ import { type Kysely, sql } from 'kysely'
 import { type Clock, systemClock } from '../clock.ts'
 import { type Random, toHex, webRandom } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
-import { truncateCodePoints } from '../http/text.ts'
+import { truncateCodePoints, wellFormedText } from '../http/text.ts'
 import { signedHeaders } from './signature.ts'
 
 /** What this module uses of `fetch`. */
@@ -189,11 +189,8 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
  * shown as U+FFFD, and at most ERROR_LIMIT characters, never half of one.
  */
 export function storable(text: string): string {
-  const shown = text
-    // deno-lint-ignore no-control-regex
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd')
-    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\ufffd')
-  return truncateCodePoints(shown, ERROR_LIMIT)
+  // deno-lint-ignore no-control-regex
+  return truncateCodePoints(wellFormedText(text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\ufffd')), ERROR_LIMIT)
 }
 
 /** Records an attempt's outcome, unless the lease lapsed and another instance took the row over. */

@@ -12,7 +12,7 @@ import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASES } from '../helpers/databases.ts'
-import { call } from '../helpers/http.ts'
+import { call, declaredPut } from '../helpers/http.ts'
 import { type S3Server, s3ServerAvailable, startS3Server } from '../helpers/s3-server.ts'
 import { type DatabaseKind, startService, type TestService } from '../helpers/service.ts'
 import { objectKey } from '../../src/storage/types.ts'
@@ -390,30 +390,16 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
   })
 
   describe.runIf(store === 'built-in')("the built-in store's S3 limits", () => {
-    /** A raw PUT that declares `length` and sends nothing: the answer must come before any body. */
-    function declare(url: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-      return new Promise((resolve, reject) => {
-        const req = httpRequest(url, { method: 'PUT', headers })
-        req.on('error', reject)
-        req.on('response', (res) => {
-          let text = ''
-          res.on('data', (chunk) => (text += chunk))
-          res.on('end', () => (req.destroy(), resolve({ status: res.statusCode!, text })))
-        })
-        req.flushHeaders()
-      })
-    }
-
     it('refuses a single PUT declared over 5 GiB with 400 EntityTooLarge before reading the body', async () => {
       const { upload_urls } = await open({ request_uploads: ['video'] })
-      const reply = await declare(upload_urls[0]!.url, { 'content-type': 'video/mp4', 'content-length': String(5 * 1024 ** 3 + 1) })
+      const reply = await declaredPut(upload_urls[0]!.url, { 'content-type': 'video/mp4', 'content-length': String(5 * 1024 ** 3 + 1) })
       expect(reply.status).toBe(400)
       expect(reply.text).toContain('<Code>EntityTooLarge</Code>')
     }, TIMEOUT)
 
     it('refuses a PUT without a length (chunked) with 411 MissingContentLength', async () => {
       const { upload_urls } = await open({ request_uploads: ['video'] })
-      const reply = await declare(upload_urls[0]!.url, { 'content-type': 'video/mp4', 'transfer-encoding': 'chunked' })
+      const reply = await declaredPut(upload_urls[0]!.url, { 'content-type': 'video/mp4', 'transfer-encoding': 'chunked' })
       expect(reply.status).toBe(411)
       expect(reply.text).toContain('<Code>MissingContentLength</Code>')
     }, TIMEOUT)

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http'
 /** Tiny fetch helpers for the HTTP suites. */
 export interface Reply<T = any> {
   status: number
@@ -43,4 +44,21 @@ export async function call<T = any>(
     // not JSON: the body stays the text
   }
   return { status: response.status, headers: response.headers, body: parsed as T, text }
+}
+
+/**
+ * A raw PUT that sends its headers (a declared length, say) and no body: the
+ * answer must come before any body does (S3's size limits, 411).
+ */
+export function declaredPut(url: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'PUT', headers })
+    req.on('error', reject)
+    req.on('response', (res) => {
+      let text = ''
+      res.on('data', (chunk) => (text += chunk))
+      res.on('end', () => (req.destroy(), resolve({ status: res.statusCode!, text })))
+    })
+    req.flushHeaders()
+  })
 }

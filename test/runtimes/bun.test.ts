@@ -2,8 +2,8 @@
  * The runtime-neutral suite against examples/bun/server.ts run by `bun` from npm on PostgreSQL,
  * and what only Bun's server could get wrong: its own request-size limit in front of the app.
  */
-import { request as httpRequest } from 'node:http'
 import { expect, it } from 'vitest'
+import { declaredPut } from '../helpers/http.ts'
 import { replayClientTest } from './replay.ts'
 import { describeRuntime } from './suite.ts'
 
@@ -14,19 +14,7 @@ describeRuntime('bun', (service) => {
     const svc = service()
     const tenant = await svc.newTenant()
     const opened = await svc.call(`${svc.url}/api/ingest/episode`, { key: tenant.key, body: { request_uploads: ['video'] } })
-    const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(opened.body.upload_urls[0].url, {
-        method: 'PUT',
-        headers: { 'content-type': 'video/mp4', 'content-length': String(5 * 1024 ** 3 + 1) },
-      })
-      req.on('error', reject)
-      req.on('response', (res) => {
-        let text = ''
-        res.on('data', (chunk) => (text += chunk))
-        res.on('end', () => (req.destroy(), resolve({ status: res.statusCode!, text })))
-      })
-      req.flushHeaders()
-    })
+    const reply = await declaredPut(opened.body.upload_urls[0].url, { 'content-type': 'video/mp4', 'content-length': String(5 * 1024 ** 3 + 1) })
     expect(reply.status).toBe(400)
     expect(reply.text).toContain('<Code>EntityTooLarge</Code>')
   }, 60_000)
