@@ -14,7 +14,14 @@ const ctx = { waitUntil: (promise: Promise<unknown>) => void pending.push(promis
 /** A BlobFiles-backed stand-in for an R2 binding. */
 function bucket(): R2BucketLike {
   const files = createMemoryFiles()
-  return { put: (key, body) => files.put(key, typeof body === 'string' ? new Response(body).body! : body), get: (key) => files.get(key) }
+  return {
+    put: (key, body) => files.put(key, typeof body === 'string' ? new Response(body).body! : body),
+    // R2 answers with a stream whatever the size.
+    get: async (key) => {
+      const object = await files.get(key)
+      return object && { ...object, body: object.body instanceof Uint8Array ? new Response(object.body).body! : object.body }
+    },
+  }
 }
 
 function quietWorker(options: Parameters<typeof createWorker>[0] = {}) {

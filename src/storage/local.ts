@@ -167,19 +167,20 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     if (object.lastModified) validators['last-modified'] = object.lastModified.toUTCString()
     const condition = preconditions(asked, object)
     if (condition !== null) {
-      await object.body.cancel()
+      await discard(object.body)
       if (condition === 304) return new Response(null, { status: 304, headers: validators })
       return s3ErrorResponse({ status: 412, code: 'PreconditionFailed', message: 'At least one of the pre-conditions you specified did not hold' })
     }
     const headers = { 'content-length': String(object.size), ...validators, 'content-type': contentTypeOf(key), 'accept-ranges': 'bytes' }
     const range = parseRange(asked.get('range'), object.size)
     if (range === 'unsatisfiable') {
-      await object.body.cancel()
+      await discard(object.body)
       return rangeNotSatisfiable(object.size)
     }
     if (range) {
       const length = String(range.end - range.start + 1)
       const partial = { ...headers, 'content-length': length, 'content-range': `bytes ${range.start}-${range.end}/${object.size}` }
+      if (object.body instanceof Uint8Array) return new Response(object.body.subarray(range.start, range.end + 1), { status: 206, headers: partial })
       if (!files.getRange) return new Response(sliceStream(object.body, range.start, range.end), { status: 206, headers: partial })
       // Read from the range's start rather than through everything before it.
       await object.body.cancel()
@@ -269,4 +270,9 @@ function safeDecode(text: string): string | null {
 function contentTypeOf(key: string): string {
   const kind = ARTIFACT_KINDS.find((k) => key.endsWith(`/${ARTIFACT_FILE[k]}`))
   return kind ? ARTIFACT_CONTENT_TYPE[kind] : 'application/octet-stream'
+}
+
+/** Releases a body that will not be sent (a stream holds a file open until cancelled). */
+async function discard(body: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>): Promise<void> {
+  if (!(body instanceof Uint8Array)) await body.cancel()
 }

@@ -37,13 +37,7 @@ export function createMemoryFiles(): BlobFiles {
       const object = objects.get(key)
       if (!object) return Promise.resolve(null)
       const { bytes, etag } = object
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(bytes.slice())
-          controller.close()
-        },
-      })
-      return Promise.resolve({ body, size: bytes.byteLength, etag })
+      return Promise.resolve({ body: bytes.slice(), size: bytes.byteLength, etag })
     },
     getRange(key, start, end) {
       const object = objects.get(key)

@@ -162,8 +162,13 @@ export function noSuchUpload(): StorageError {
 export interface BlobFiles {
   /** Stores the stream under `key` (replacing any object there) and returns its size and ETag. */
   put(key: string, body: ReadableStream<Uint8Array>): Promise<{ size: number; etag: string }>
-  /** Reads an object as a stream with its size, ETag and (where known) last change, or null when absent. */
-  get(key: string): Promise<{ body: ReadableStream<Uint8Array>; size: number; etag: string; lastModified?: Date } | null>
+  /**
+   * Reads an object with its size, ETag and (where known) last change, or
+   * null when absent. The body is a stream, or for a small object its bytes:
+   * a bytes body is sent with its length on every runtime (Bun sends a
+   * stream body chunked, without `Content-Length`).
+   */
+  get(key: string): Promise<{ body: ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>; size: number; etag: string; lastModified?: Date } | null>
   /**
    * Bytes `start` to `end` (inclusive) of an object, read from `start` on (a
    * seek near the end of a long video reads no more than it sends), or null

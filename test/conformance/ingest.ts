@@ -243,11 +243,14 @@ export function ingestConformance(svc: () => Target): void {
       const signed = await svc().call(`${svc().url}/api/episodes/${opened.episode_id}/artifact/actions`, { key })
       const back = await svc().fetch(signed.body.url)
       expect(back.status).toBe(200)
+      // With its length, as S3 answers (a download sizes its buffer from it; Bun sent these chunked).
+      expect(back.headers.get('content-length')).toBe('200000')
       expect(new Uint8Array(await back.arrayBuffer())).toEqual(bytes)
       // A byte range near the end (a video seek): exactly those bytes, with their length.
       const tail = await svc().fetch(signed.body.url, { headers: { range: 'bytes=199990-' } })
       expect(tail.status).toBe(206)
       expect(tail.headers.get('content-range')).toBe('bytes 199990-199999/200000')
+      expect(tail.headers.get('content-length')).toBe('10')
       expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.subarray(199_990))
     })
 
