@@ -201,7 +201,7 @@ function limitsFor(options: EpisodicOptions): Deps['limits'] {
   return {
     signIn: signIn && rateLimit(signIn, (c) => address(c.req.raw, c.env), (_c, retryAfter) => {
       throw new EpisodicError('rate_limited', `too many sign-in attempts from this address; try again in ${retryAfter} s`, { retryAfterSeconds: retryAfter })
-    }),
+    }, { failuresOnly: true }),
     api: api && rateLimit(api, (c) => c.get('keyId' as never) as string | undefined, (_c, retryAfter) => {
       throw new EpisodicError('rate_limited', `too many requests for this API key (${api.limit} per ${api.windowMs / 1000} s); retry after ${retryAfter} s`, {
         retryAfterSeconds: retryAfter,

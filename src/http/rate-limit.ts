@@ -2,7 +2,7 @@
  * Request rate limits, counted with hono-rate-limiter's in-memory store: per
  * instance, so with N instances behind a balancer a caller gets up to N times
  * the limit (docs/hardening.md). Two uses: portal sign-in per client address
- * (on by default, 10 tries a minute) and API requests per key (off unless
+ * (on by default, 10 failed tries a minute) and API requests per key (off unless
  * configured). A refused request gets 429 with `Retry-After`.
  *
  * @example
@@ -20,7 +20,7 @@ export interface RateLimit {
   windowMs: number
 }
 
-/** Portal sign-in default: 10 tries a minute per client address. */
+/** Portal sign-in default: 10 failed tries a minute per client address. */
 export const SIGN_IN_LIMIT: RateLimit = { limit: 10, windowMs: 60_000 }
 
 /**
@@ -52,19 +52,24 @@ export function retryAfterSeconds(c: Context, windowMs: number): number {
 /**
  * A middleware allowing `limit.limit` requests per window for each key
  * `keyOf` returns (requests it returns undefined for are not counted), and
- * answering the rest with `refuse`. The limiter and its store are made on the
- * first request: Workers forbid timers outside a request.
+ * answering the rest with `refuse`. With `failuresOnly`, a request answered
+ * below 400 is taken back off the count: only failed tries use up the limit
+ * (sign-in: guessing keys stays slow, signing in again does not lock anyone
+ * out). The limiter and its store are made on the first request: Workers
+ * forbid timers outside a request.
  */
 export function rateLimit<C extends Context>(
   limit: RateLimit,
   keyOf: (c: C) => string | undefined,
   refuse: (c: C, retryAfter: number) => Response | Promise<Response>,
+  options: { failuresOnly?: boolean } = {},
 ): MiddlewareHandler {
   let middleware: MiddlewareHandler | undefined
   return (c, next) => {
     middleware ??= rateLimiter({
       windowMs: limit.windowMs,
       limit: limit.limit,
+      skipSuccessfulRequests: options.failuresOnly === true,
       standardHeaders: 'draft-6',
       skip: (ctx) => keyOf(ctx as C) === undefined,
       keyGenerator: (ctx) => keyOf(ctx as C)!,

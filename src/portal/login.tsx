@@ -70,7 +70,8 @@ export function loginRoutes(deps: Deps) {
     return sendPage(c, 200, <LoginPage next={next} />)
   })
 
-  // Every try counts, so guessing keys from one address is slow (429 + Retry-After).
+  // Every failed try counts, so guessing keys from one address is slow (429 + Retry-After);
+  // a successful sign-in (303) does not use up the limit.
   if (deps.limits.signIn) app.post('/login', deps.limits.signIn)
   app.post('/login', async (c) => {
     if (!fromSameOrigin(c, deps)) return refuseCrossSite(c)
