@@ -273,6 +273,37 @@ describeWithPython(
       }
     }, TIMEOUT)
 
+    it('a server that closes its connections cleanly (between episodes or mid-episode) loses no step: they go out again on a new one', async () => {
+      const js = await twin('offset')
+      // Every 20 answers: right after each episode's last step, while the next episode is already read ahead;
+      // every 25: mid-episode, with up to 16 steps sent ahead and waiting.
+      for (const every of ['20', '25']) {
+        const url = await startServer(['--close-every', every])
+        const { rows } = await stored(['--policy', url, ...maps], `server-close-${every}`)
+        for (const id of baselines) {
+          expect(rows[id]!.status, rows[id]!.error ?? '').toBe('done')
+          const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
+          const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
+          expect(server).toEqual(reference)
+        }
+      }
+    }, TIMEOUT)
+
+    it('a server that dies fails the episode it was answering; once restarted, the run goes on', async () => {
+      const url = await startServer(['--exit-at', '25'])
+      const port = new URL(url).port
+      const died = servers.at(-1)!
+      // A supervisor's restart: the same port, a moment after the crash.
+      const restarted = new Promise<void>((resolve) => died.once('exit', () => setTimeout(() => void startServer(['--port', port]).then(() => resolve()), 300)))
+      const { run, rows } = await stored(['--policy', url, ...maps], 'server-crash')
+      await restarted
+      expect(run.code, run.stderr).toBe(0)
+      // Its 25th request is episode 1's step 4; answers it wrote just before dying may be lost with it.
+      expect(rows[baselines[1]!]!.status).toBe('failed')
+      expect(rows[baselines[1]!]!.error).toMatch(/^Error: policy server ws:\/\/127\.0\.0\.1:\d+ closed the connection \(code 1006\) \(episode 1, step [0-4]\)$/)
+      expect([rows[baselines[0]!]!.status, rows[baselines[2]!]!.status]).toEqual(['done', 'done'])
+    }, TIMEOUT)
+
     it('--policy-timeout: a server that stops answering fails that episode; the next episode reconnects', async () => {
       const url = await startServer(['--stall-at', '25'])
       const { rows } = await stored(['--policy', url, ...maps, '--policy-timeout', '1'], 'server-stall')
@@ -348,6 +379,20 @@ describeWithPython(
       const down = await cli(['--policy', 'ws://127.0.0.1:9', ...maps, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])
       expect(down.code).toBe(3)
       expect(down.stderr).toContain('cannot connect to policy server ws://127.0.0.1:9')
+    }, TIMEOUT)
+
+    it('an address no WebSocket can open, or two keys mapped onto one name, is a usage error (exit 2)', async () => {
+      const run = (args: string[]) => cli([...args, '--candidate-version', 'x', '--baseline-episodes', baselines[0]!, '--dry-run'])
+      const port = await run(['--policy', 'ws://127.0.0.1:99999'])
+      expect([port.code, port.stderr]).toEqual([2, expect.stringContaining('url "ws://127.0.0.1:99999" is not a valid URL')])
+      const http = await run(['--policy', 'http://127.0.0.1:8000'])
+      expect([http.code, http.stderr]).toEqual([2, expect.stringContaining("a policy server's address starts with ws:// or wss://")])
+      const twice = await run(['--policy', 'ws://127.0.0.1:9', '--obs-map', '/joint_states/position=x,/camera/depth=x'])
+      expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('"/joint_states/position" and "/camera/depth" are both mapped to "x"')])
+      // Onto a key the observation keeps: every episode fails saying so, nothing is sent silently overwritten.
+      const url = await startServer()
+      const onto = await run(['--policy', url, '--obs-map', '/camera/depth=/joint_states/position'])
+      expect(onto.stderr).toContain('the key map gives "/joint_states/position" and "/camera/depth" the same name "/joint_states/position"')
     }, TIMEOUT)
   },
 )

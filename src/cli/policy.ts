@@ -51,7 +51,10 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
     '--prompt': options.prompt,
     '--prompt-field': options.promptField,
   }
-  const server = /^wss?:\/\//.test(spec)
+  const server = /^wss?:\/\//i.test(spec)
+  if (/^https?:\/\//i.test(spec)) {
+    throw usageError(`--policy ${spec}: a policy server's address starts with ws:// or wss:// (openpi's websocket protocol)`, 'replay')
+  }
   const given = Object.entries(serverOnly).filter(([, value]) => value !== undefined).map(([flag]) => flag)
   if (given.length && !server) throw usageError(`${given.join(', ')}: only for a policy server (--policy ws://host:port)`, 'replay')
   if (server) {

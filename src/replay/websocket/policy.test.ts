@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { NdArray } from '../npz/index.ts'
 import type { StepContext } from '../policy.ts'
 import { packObservation, unpackReply } from './msgpack-numpy.ts'
+import { ConfigurationError, TransportError } from '../../client/errors.ts'
 import { type WebSocketLike, websocketPolicy } from './policy.ts'
 
 type Listener = (event: { data?: unknown; code?: number }) => void
@@ -127,16 +128,19 @@ describe('websocketPolicy with actionHorizon', () => {
     await policy.close()
   })
 
-  it('fails the steps in flight when the server closes, each naming its step', async () => {
+  it('sends steps again once on a new connection when the server closes cleanly with them waiting; a second close fails them', async () => {
     const server = chunkServer(1, 'close')
     const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
     await policy.reset!({ episodeIndex: 1, baselineEpisodeId: 'b', steps: 2 })
     const context = (step: number): StepContext => ({ step, steps: 2, episodeIndex: 1, baselineEpisodeId: 'b' })
     const results = await Promise.allSettled([policy.act(observation(0), context(0)), policy.act(observation(1), context(1))])
     expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual([
-      'policy server ws://fake closed the connection (code 1000) at episode 1, step 0',
-      'policy server ws://fake closed the connection (code 1000) at episode 1, step 1',
+      'policy server ws://fake closed the connection (code 1000) (episode 1, step 0)',
+      'policy server ws://fake closed the connection (code 1000) (episode 1, step 1)',
     ])
+    // Each step went out on the first connection and once more on a second.
+    expect(server.requests).toEqual([0, 1, 0, 1])
+    expect(server.opened).toHaveLength(2)
   })
 
   it('refuses a horizon that is not a positive integer', () => {
@@ -167,5 +171,166 @@ describe('websocketPolicy timeoutMs', () => {
 
   it('refuses a limit that is not a positive number', () => {
     expect(() => websocketPolicy({ url: 'ws://fake', timeoutMs: 0, WebSocket: chunkServer(1).Socket })).toThrow('timeoutMs must be a positive number (got 0)')
+  })
+})
+
+type Plan = 'answer' | 'answer, then close' | 'die'
+
+/**
+ * A fake openpi server whose connection number `n` (from 1) answers each
+ * observation `{ x }` as `plan(n, x)` says: an answer (`actions` = x), an
+ * answer followed by a clean close (its close frame read at once, the close
+ * event a little later, as `ws` does), or a death (1006, nothing answered).
+ * `refuse(n)` makes connection n fail as a refused TCP connection does.
+ */
+function scriptedServer(plan: (connection: number, x: number) => Plan, refuse: (connection: number) => boolean = () => false) {
+  const received: [connection: number, x: number][] = []
+  let opened = 0
+  class Socket implements WebSocketLike {
+    binaryType = 'blob'
+    readyState = 0
+    readonly #connection = ++opened
+    readonly #listeners = new Map<string, Listener[]>()
+    #dying = false
+    constructor() {
+      queueMicrotask(() => {
+        if (refuse(this.#connection)) {
+          this.readyState = 3
+          this.#emit('error', { message: 'connect ECONNREFUSED 127.0.0.1:1' })
+          this.#emit('close', { code: 1006 })
+          return
+        }
+        this.readyState = 1
+        this.#emit('message', { data: packObservation({ policy: 'scripted' }).slice().buffer })
+      })
+    }
+    addEventListener(type: string, listener: Listener) {
+      this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener])
+    }
+    send(data: Uint8Array) {
+      if (this.readyState !== 1) return // as ws drops what is sent on a closing socket
+      const x = ((unpackReply(data) as { x: NdArray }).x.data as Float64Array)[0]!
+      received.push([this.#connection, x])
+      if (this.#dying) return // a server answers in order: nothing after the observation it died on
+      const what = plan(this.#connection, x)
+      if (what === 'die') {
+        this.#dying = true
+        return void setTimeout(() => this.#close(1006), 1)
+      }
+      setTimeout(() => {
+        this.#emit('message', { data: packObservation({ actions: { dtype: 'float64', shape: [1], data: Float64Array.of(x), order: 'C' } }).slice().buffer })
+        if (what === 'answer, then close') this.#close(1000)
+      }, 1)
+    }
+    close() {
+      this.#close(1000)
+    }
+    #close(code: number) {
+      if (this.readyState >= 2) return
+      this.readyState = 2
+      setTimeout(() => {
+        this.readyState = 3
+        this.#emit('close', { code })
+      }, 5)
+    }
+    #emit(type: string, event: { data?: unknown; code?: number; message?: string }) {
+      for (const listener of this.#listeners.get(type) ?? []) listener(event)
+    }
+  }
+  return { Socket, received, opened: () => opened }
+}
+
+const at = (episodeIndex: number, step: number, steps = 2): StepContext => ({ episodeIndex, step, steps, baselineEpisodeId: 'b' })
+const answerOf = (action: Record<string, unknown>) => ((action.actions as NdArray).data as Float64Array)[0]
+
+describe('websocketPolicy when the connection ends', () => {
+  it('a server that closes after answering an episode: the next episode opens a new connection, nothing is lost', async () => {
+    const server = scriptedServer((_, x) => (x % 10 === 1 ? 'answer, then close' : 'answer'))
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    for (const episodeIndex of [0, 1, 2]) {
+      // As runAgainst with read-ahead: the next episode starts as soon as the last answer is in.
+      await policy.reset!(at(episodeIndex, 0))
+      const actions = await Promise.all([0, 1].map((step) => policy.act(observation(10 * episodeIndex + step), at(episodeIndex, step))))
+      expect(actions.map(answerOf)).toEqual([10 * episodeIndex, 10 * episodeIndex + 1])
+    }
+    expect(server.opened()).toBe(3)
+    expect(server.received).toEqual([[1, 0], [1, 1], [2, 10], [2, 11], [3, 20], [3, 21]])
+    await policy.close()
+  })
+
+  it('a server that dies fails the episode of the oldest step waiting; the other episode in flight goes on on a new connection', async () => {
+    const server = scriptedServer((connection, x) => (connection === 1 && x === 1 ? 'die' : 'answer'))
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await policy.reset!(at(0, 0))
+    await policy.reset!(at(1, 0))
+    expect(answerOf(await policy.act(observation(0), at(0, 0)))).toBe(0)
+    const [dying, bystander] = await Promise.allSettled([policy.act(observation(1), at(0, 1)), policy.act(observation(100), at(1, 0))])
+    expect((dying as PromiseRejectedResult).reason.message).toBe('policy server ws://fake closed the connection (code 1006) (episode 0, step 1)')
+    expect(answerOf((bystander as PromiseFulfilledResult<Record<string, unknown>>).value)).toBe(100)
+    expect(server.received).toEqual([[1, 0], [1, 1], [1, 100], [2, 100]])
+    await policy.close()
+  })
+
+  it('a server that went away is waited for: reconnected once it is back', async () => {
+    const server = scriptedServer((connection, x) => (connection === 1 && x === 1 ? 'die' : 'answer'), (connection) => connection === 2 || connection === 3)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await policy.reset!(at(0, 0))
+    await policy.act(observation(0), at(0, 0))
+    await expect(policy.act(observation(1), at(0, 1))).rejects.toThrow('(code 1006)')
+    // Connections 2 and 3 are refused (a supervisor restarting the server); the 4th gets through.
+    await policy.reset!(at(1, 0))
+    expect(answerOf(await policy.act(observation(10), at(1, 0)))).toBe(10)
+    expect(server.opened()).toBe(4)
+    await policy.close()
+  })
+
+  it('a server that stays away stops the run with a TransportError once reconnectMs has passed', async () => {
+    const server = scriptedServer((_, x) => (x === 1 ? 'die' : 'answer'), (connection) => connection > 1)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, reconnectMs: 300 })
+    await policy.reset!(at(0, 0))
+    await policy.act(observation(0), at(0, 0))
+    await expect(policy.act(observation(1), at(0, 1))).rejects.toThrow('(code 1006)')
+    const stopped = await Promise.resolve(policy.reset!(at(1, 0))).catch((error: unknown) => error)
+    expect(stopped).toBeInstanceOf(TransportError)
+    expect((stopped as Error).message).toBe(
+      'policy server ws://fake went away and could not be reached again within 0.3 s (cannot connect to policy server ws://fake: connect ECONNREFUSED 127.0.0.1:1)',
+    )
+    expect(server.opened()).toBeGreaterThan(2)
+  })
+
+  it('the first connection is not retried: a server that is not there is a ConfigurationError at once', async () => {
+    const server = scriptedServer(() => 'answer', () => true)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await expect(policy.open()).rejects.toThrow(ConfigurationError)
+    expect(server.opened()).toBe(1)
+  })
+})
+
+describe('websocketPolicy url', () => {
+  it('refuses an address a WebSocket cannot open, saying why; takes the scheme in any case', () => {
+    const Socket = scriptedServer(() => 'answer').Socket
+    const refused = (url: string) => {
+      try {
+        websocketPolicy({ url, WebSocket: Socket })
+      } catch (error) {
+        return [(error as Error).name, (error as Error).message]
+      }
+      return null
+    }
+    expect(refused('ws://127.0.0.1:99999')).toEqual([
+      'ConfigurationError',
+      'websocketPolicy: url "ws://127.0.0.1:99999" is not a valid URL (host and port 1-65535?)',
+    ])
+    expect(refused('ws://127.0.0.1:abc')).toEqual([
+      'ConfigurationError',
+      'websocketPolicy: url "ws://127.0.0.1:abc" is not a valid URL (host and port 1-65535?)',
+    ])
+    expect(refused('ws://h:1/policy#frag')).toEqual([
+      'ConfigurationError',
+      'websocketPolicy: url "ws://h:1/policy#frag" has a fragment (#...), which a WebSocket URL cannot have',
+    ])
+    expect(refused('http://h:1')).toEqual(['ConfigurationError', 'websocketPolicy: url must start with ws:// or wss:// (got "http://h:1")'])
+    expect(refused('WS://h:1')).toBeNull()
+    expect(refused('wss://[::1]:8000/ws')).toBeNull()
   })
 })

@@ -7,12 +7,21 @@
  * message holding its traceback, after which openpi's server closes the
  * connection; that episode fails and the next one reconnects.
  *
+ * A connection that ends otherwise: a clean close (1000, 1001: an idle
+ * timeout, a restart) answered nothing still waiting, so those steps go out
+ * again on a new connection (openpi's `infer` holds no state); an abnormal
+ * one (1006: the server died) fails the episode of the oldest step waiting,
+ * as a crashed Python process does. A server that went away is reconnected
+ * to for up to `reconnectMs`; past that the run stops with a
+ * `TransportError` (the CLI's exit 5: the run stays pending and can be
+ * resumed) rather than failing every episode left.
+ *
  * Servers that answer with an action chunk (openpi's `actions` of shape
  * `[horizon, dim]`) are driven as openpi-client's `ActionChunkBroker` drives
  * them, with `actionHorizon` H: one `infer` at steps 0, H, 2H, ... of each
  * episode, and step s gets row `s mod H` of every array in the last answer.
  */
-import { ConfigurationError } from '../../client/errors.ts'
+import { ConfigurationError, TransportError } from '../../client/errors.ts'
 import { Bystander, retried, withoutStack } from '../errors.ts'
 import { stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
@@ -83,6 +92,14 @@ export interface WebsocketPolicyOptions {
    */
   headers?: Record<string, string>
   /**
+   * How long to keep trying to reconnect, in milliseconds, once a server
+   * that was reached has gone away (default 30,000: time for a supervisor to
+   * restart it). Past it the step waiting throws a `TransportError`. The
+   * first connection is not retried: a server that is not there is a
+   * `ConfigurationError` at once.
+   */
+  reconnectMs?: number
+  /**
    * The longest one `infer` may wait for its answer once it is the oldest
    * one asked, in milliseconds. Past it the episode fails (`did not answer
    * within ...`), the connection is closed and the next episode reconnects.
@@ -147,17 +164,19 @@ interface Waiter {
  * try { await runAgainst(run, policy) } finally { await policy.close() }
  */
 export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolicy {
-  if (!options || typeof options.url !== 'string' || !/^wss?:\/\/./.test(options.url)) {
-    throw new ConfigurationError(`websocketPolicy: url must start with ws:// or wss:// (got ${JSON.stringify(options?.url)})`)
-  }
+  const href = serverUrl(options?.url)
   const horizon = options.actionHorizon ?? 1
   if (!Number.isInteger(horizon) || horizon < 1) throw new ConfigurationError(`websocketPolicy: actionHorizon must be a positive integer (got ${horizon})`)
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
   if (!Socket) throw new ConfigurationError('websocketPolicy: this runtime has no global WebSocket; pass options.WebSocket (e.g. from the "ws" package)')
   const timeoutMs = options.timeoutMs ?? Infinity
   if (!(timeoutMs > 0)) throw new ConfigurationError(`websocketPolicy: timeoutMs must be a positive number (got ${options.timeoutMs})`)
+  const reconnectMs = options.reconnectMs ?? 30_000
+  if (!(reconnectMs >= 0)) throw new ConfigurationError(`websocketPolicy: reconnectMs must be a number >= 0 (got ${options.reconnectMs})`)
   let connection: Connection | null = null
   let connecting: Promise<Connection> | null = null
+  /** True once a connection got its metadata: from then on a lost server is waited for. */
+  let reached = false
 
   // Times the oldest infer only: the ones behind it wait for the server's queue, not for one inference.
   const watch = (conn: Connection) => {
@@ -181,7 +200,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
 
   const connect = (): Promise<Connection> =>
     new Promise((resolve, reject) => {
-      const ws = options.headers ? new Socket(options.url, { headers: options.headers }) : new Socket(options.url)
+      const ws = options.headers ? new Socket(href, { headers: options.headers }) : new Socket(href)
       ws.binaryType = 'arraybuffer'
       const conn: Connection = { ws, waiters: [], failure: null, failedEpisode: null, timer: undefined }
       let greeted = false
@@ -191,6 +210,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
           try {
             policy.metadata = unpackReply(asBytes(event.data))
             connection = conn
+            reached = true
             resolve(conn)
           } catch (error) {
             reject(new ConfigurationError(`policy server at ${options.url} sent no msgpack metadata on connect: ${(error as Error).message}`))
@@ -215,22 +235,51 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         const reason = event.message ?? 'connection failed'
         // openpi's server answers 401 to a missing or wrong key.
         const hint = /\b40[13]\b/.test(reason) ? ' (does the server want a key? the CLI sends EPISODIC_POLICY_API_KEY; the library, `headers`)' : ''
-        reject(new ConfigurationError(`cannot connect to policy server ${options.url}: ${reason}${hint}`))
+        reject(new Unreachable(`cannot connect to policy server ${options.url}: ${reason}${hint}`))
       })
       ws.addEventListener('close', (event) => {
         if (connection === conn) connection = null
-        if (!greeted) reject(new ConfigurationError(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
+        if (!greeted) reject(new Unreachable(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
         const closed = `policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`
         const pending = conn.waiters
         conn.waiters = []
         clearTimeout(conn.timer)
-        // Each step still waiting learns which one it was; another episode's steps may be sent again.
-        for (const waiter of pending) waiter.reject(conn.failure ? failureFor(conn, waiter) : new Error(`${closed} at ${waiter.where}`))
+        if (pending.length === 0) return
+        if (!conn.failure && (event.code === 1000 || event.code === 1001)) {
+          // The server ended the connection and answered none of these: each goes out once more on a new one.
+          for (const waiter of pending) waiter.reject(new Bystander(withoutStack(new Error(`${closed} (${waiter.where})`))))
+          return
+        }
+        // Died with steps waiting: the oldest one's episode fails (as a crashed Python process's does); the others' are sent again.
+        if (!conn.failure) {
+          conn.failure = withoutStack(new Error(`${closed} (${pending[0]!.where})`))
+          conn.failedEpisode = pending[0]!.episode
+        }
+        for (const waiter of pending) waiter.reject(failureFor(conn, waiter))
       })
     })
+  /** Connects again after the server went away, for up to `reconnectMs`; then a TransportError stops the run. */
+  const reconnect = async (): Promise<Connection> => {
+    const deadline = Date.now() + reconnectMs
+    for (let delay = 100;; delay = Math.min(2 * delay, 2_000)) {
+      try {
+        return await connect()
+      } catch (error) {
+        if (!(error instanceof Unreachable)) throw error
+        const left = deadline - Date.now()
+        if (left <= 0) {
+          const seconds = +(reconnectMs / 1000).toPrecision(3)
+          throw new TransportError(`policy server ${options.url} went away and could not be reached again within ${seconds} s (${error.message})`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)))
+      }
+    }
+  }
   const ensureOpen = async (): Promise<void> => {
-    if (connection) return
-    connecting ??= connect().finally(() => {
+    // A connection the server is closing (its close frame read, the close event still to come) takes no more steps.
+    if (connection && connection.ws.readyState === OPEN) return
+    connection = null
+    connecting ??= (reached ? reconnect() : connect()).finally(() => {
       connecting = null
     })
     await connecting
@@ -246,8 +295,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     const message = packObservation(renameKeys(sent, options.observationKeys))
     const where = `episode ${context.episodeIndex}, step ${context.step}`
     const ask = async (): Promise<Uint8Array> => {
-      // Another episode's failure closed the connection: this step goes out on a new one.
-      if (!connection) await ensureOpen()
+      // Another episode's failure (or the server) closed the connection: this step goes out on a new one.
+      await ensureOpen()
       const conn = connection
       if (!conn) throw new Error(`policy server ${options.url} closed the connection again at ${where}`)
       return await new Promise<Uint8Array>((resolve, reject) => {
@@ -339,6 +388,31 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     },
   }
   return policy
+}
+
+/** WebSocket's `readyState` of an open connection. */
+const OPEN = 1
+
+/** A connection that failed before the server's metadata: the server is not (or no longer) there. */
+class Unreachable extends ConfigurationError {}
+
+/**
+ * The server's address as the WebSocket gets it, or a ConfigurationError
+ * saying what is wrong with it (scheme, port, a fragment).
+ */
+function serverUrl(url: unknown): string {
+  const got = JSON.stringify(url)
+  if (typeof url !== 'string' || !/^wss?:\/\/./i.test(url)) throw new ConfigurationError(`websocketPolicy: url must start with ws:// or wss:// (got ${got})`)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigurationError(`websocketPolicy: url ${got} is not a valid URL (host and port 1-65535?)`)
+  }
+  if (parsed.hash !== '' || url.includes('#')) {
+    throw new ConfigurationError(`websocketPolicy: url ${got} has a fragment (#...), which a WebSocket URL cannot have`)
+  }
+  return parsed.href
 }
 
 interface Connection {
