@@ -129,6 +129,11 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
         ['9.223372036854775807e18', '9223372036854775807'],
         ['-9223372036854775808.000', '-9223372036854775808'],
         ['1.2e1', '12'],
+        // Integers whose digits are also how the nearest double prints: the literal's value, not the double's.
+        ['9223372036854775000', '9223372036854775000'],
+        ['4712538799475035000', '4712538799475035000'],
+        ['485096128903068350', '485096128903068350'],
+        ['-9223372036854775000', '-9223372036854775000'],
       ]
     ) {
       const reply = await open(`{"seed":${text},"request_uploads":[]}`)
@@ -136,7 +141,20 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
       expect((await api(`/api/episodes/${reply.body.episode_id}`)).text, text).toContain(`"seed":${stored},`)
     }
     // Fractions a double cannot keep are refused too, not rounded to the nearest whole number.
-    for (const text of ['9.223372036854775808e18', '1.5', '1e400', '9007199254740993.5', '1.0000000000000001', '1e-400', '-9223372036854775808.5']) {
+    for (
+      const text of [
+        '9.223372036854775808e18',
+        '1.5',
+        '1e400',
+        '9007199254740993.5',
+        '1.0000000000000001',
+        '1e-400',
+        '-9223372036854775808.5',
+        // Past the range, though the nearest double is its end: -2^63 - 192.
+        '-9223372036854776000',
+        '9223372036854776000',
+      ]
+    ) {
       const reply = await open(`{"seed":${text}}`)
       expect([reply.status, reply.body.error], text).toEqual([400, expect.stringMatching(/^seed: must be/)])
     }

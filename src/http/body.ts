@@ -107,24 +107,31 @@ export async function readJsonBody<S extends v.GenericSchema>(
 }
 
 /**
- * Top-level `fields` (int64s such as `seed`) must be written as an integer:
- * `9007199254740993.5` or `1e-400` parse to a double that is a whole number
- * (the fraction is lost), which the schema could not tell from an integer.
- * Only a value written with a point or an exponent is read again, from its
- * literal (lossless-json), so plain integers cost nothing.
+ * Top-level `fields` (int64s such as `seed`) are the integer their literal
+ * denotes, never a double near it. A value that parsed to a whole double is
+ * read again from its literal (lossless-json) when it may not be that
+ * integer: past 2^53 (`9223372036854775000` parses to a double whose digits
+ * print the same but whose value is 9223372036854774784; the field becomes
+ * the literal's bigint), or written with a point or an exponent
+ * (`9007199254740993.5`, `1e-400`: a fraction the double lost, refused).
+ * Plain safe integers, the usual seeds, cost nothing.
  */
 function checkIntegerLiterals(text: string, value: Record<string, unknown>, fields: readonly string[]): void {
   for (const field of fields) {
     const n = value[field]
     if (typeof n !== 'number' || !Number.isInteger(n)) continue // a bigint is exact; a fraction the schema refuses
-    if (!new RegExp(`"${field}"\\s*:\\s*-?\\d*[.eE]`).test(text)) continue
+    const unsafe = !Number.isSafeInteger(n)
+    if (!unsafe && !new RegExp(`"${field}"\\s*:\\s*-?\\d*[.eE]`).test(text)) continue
     let literal: unknown
     try {
       literal = (losslessParse(text) as Record<string, unknown>)[field]
     } catch {
       continue // a duplicate key, say: JSON.parse's reading stands
     }
-    if (isLosslessNumber(literal) && exactInteger(literal.value) === undefined) throw new EpisodicError('invalid', `${field}: must be an integer`)
+    if (!isLosslessNumber(literal)) continue
+    const exact = exactInteger(literal.value)
+    if (exact === undefined) throw new EpisodicError('invalid', `${field}: must be an integer`)
+    if (unsafe) value[field] = exact
   }
 }
 
