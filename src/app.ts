@@ -199,12 +199,16 @@ function limitsFor(options: EpisodicOptions): Deps['limits'] {
   const signIn = options.signInLimit === false ? undefined : (options.signInLimit ?? SIGN_IN_LIMIT)
   const api = options.apiRateLimit
   return {
-    signIn: signIn && rateLimit(signIn, (c) => address(c.req.raw, c.env), (_c, retryAfter) => {
-      throw new EpisodicError('rate_limited', `too many sign-in attempts from this address; try again in ${retryAfter} s`, { retryAfterSeconds: retryAfter })
+    signIn: signIn && rateLimit(signIn, (c) => address(c.req.raw, c.env), (_c, retryAfter, headers) => {
+      throw new EpisodicError('rate_limited', `too many sign-in attempts from this address; try again in ${retryAfter} s`, {
+        retryAfterSeconds: retryAfter,
+        headers,
+      })
     }, { failuresOnly: true }),
-    api: api && rateLimit(api, (c) => c.get('keyId' as never) as string | undefined, (_c, retryAfter) => {
+    api: api && rateLimit(api, (c) => c.get('keyId' as never) as string | undefined, (_c, retryAfter, headers) => {
       throw new EpisodicError('rate_limited', `too many requests for this API key (${api.limit} per ${api.windowMs / 1000} s); retry after ${retryAfter} s`, {
         retryAfterSeconds: retryAfter,
+        headers,
       })
     }),
   }

@@ -40,18 +40,21 @@ const STATUS: Record<ErrorCode, ErrorStatus> = {
 export class EpisodicError extends Error {
   /** Always `'EpisodicError'`, so the error can be matched by name across bundles. */
   override readonly name = 'EpisodicError'
-  /** `code` picks the status; `cause` is logged for `internal`; `retryAfterSeconds` sets Retry-After on `rate_limited`. */
+  /** `code` picks the status; `cause` is logged for `internal`; `retryAfterSeconds` sets Retry-After on `rate_limited`; `headers` go on the answer. */
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown; retryAfterSeconds?: number },
+    options?: { cause?: unknown; retryAfterSeconds?: number; headers?: Record<string, string> },
   ) {
     super(message, options)
     this.retryAfterSeconds = options?.retryAfterSeconds
+    this.headers = options?.headers ?? {}
   }
 
   /** For `rate_limited`: seconds until a retry can succeed (the Retry-After header). */
   readonly retryAfterSeconds: number | undefined
+  /** More headers of the answer (the `RateLimit-*` ones of a `rate_limited`). */
+  readonly headers: Record<string, string>
 
   /** The HTTP status of `code`. */
   get status(): ErrorStatus {

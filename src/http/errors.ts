@@ -14,7 +14,7 @@ export const WWW_AUTHENTICATE = 'Bearer realm="service"'
 
 export function errorResponse(error: unknown, logger: Logger, request?: Request): Response {
   if (error instanceof EpisodicError) {
-    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    const headers: Record<string, string> = { ...error.headers, 'content-type': 'application/json' }
     if (error.code === 'unauthorized') headers['www-authenticate'] = WWW_AUTHENTICATE
     if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds)
     if (error.code === 'internal') logger.error(describe(request), error.cause ?? error)

@@ -7,21 +7,31 @@ describe('rate limits', () => {
     const app = new Hono()
     app.use(
       '*',
-      rateLimit({ limit: 2, windowMs: 60_000 }, (c) => c.req.header('x-who'), (c, retryAfter) => {
+      rateLimit({ limit: 2, windowMs: 60_000 }, (c) => c.req.header('x-who'), (c, retryAfter, headers) => {
         c.header('retry-after', String(retryAfter))
+        for (const [name, value] of Object.entries(headers)) c.header(name, value)
         return c.text('slow down', 429)
       }),
     )
-    app.get('/', (c) => c.text('ok'))
+    // A route answering with its own Response, as the API's do.
+    app.get('/', () => new Response('ok'))
     const get = (who?: string) => app.request('/', { headers: who ? { 'x-who': who } : {} })
-    expect((await get('a')).status).toBe(200)
-    expect((await get('a')).status).toBe(200)
+    const first = await get('a')
+    expect(first.status).toBe(200)
+    expect([first.headers.get('ratelimit-limit'), first.headers.get('ratelimit-remaining')]).toEqual(['2', '1'])
+    expect(Number(first.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1)
+    expect((await get('a')).headers.get('ratelimit-remaining')).toBe('0')
     const refused = await get('a')
     expect(refused.status).toBe(429)
+    expect([refused.headers.get('ratelimit-limit'), refused.headers.get('ratelimit-remaining')]).toEqual(['2', '0'])
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60)
     expect((await get('b')).status).toBe(200)
-    for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200)
+    for (let i = 0; i < 5; i++) {
+      const uncounted = await get()
+      expect(uncounted.status).toBe(200)
+      expect(uncounted.headers.has('ratelimit-limit')).toBe(false)
+    }
   })
 
   it('takes the nearest proxy hop of X-Forwarded-For when told to trust it', () => {

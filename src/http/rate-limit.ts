@@ -3,7 +3,8 @@
  * instance, so with N instances behind a balancer a caller gets up to N times
  * the limit (docs/hardening.md). Two uses: portal sign-in per client address
  * (on by default, 10 failed tries a minute) and API requests per key (off unless
- * configured). A refused request gets 429 with `Retry-After`.
+ * configured). A counted answer carries the `RateLimit-*` headers; a
+ * refused request gets 429 with them and `Retry-After`.
  *
  * @example
  * const limit = rateLimit({ limit: 10, windowMs: 60_000 }, (c) => address(c), refuse)
@@ -42,6 +43,23 @@ export function behindProxy(fallback: ClientAddress): ClientAddress {
   }
 }
 
+/** What hono-rate-limiter keeps as `rateLimit` for a request it counted. */
+interface RateLimitInfo {
+  limit: number
+  remaining: number
+  resetTime?: Date
+}
+
+/**
+ * The `RateLimit-Limit`, `-Remaining` and `-Reset` headers (IETF draft 6)
+ * for this request's count; none for a request that was not counted.
+ */
+export function rateLimitHeaders(c: Context, windowMs: number): Record<string, string> {
+  const info = c.get('rateLimit' as never) as RateLimitInfo | undefined
+  if (!info) return {}
+  return { 'ratelimit-limit': String(info.limit), 'ratelimit-remaining': String(info.remaining), 'ratelimit-reset': String(retryAfterSeconds(c, windowMs)) }
+}
+
 /** Seconds until the caller's window resets (the Retry-After value), at least 1. */
 export function retryAfterSeconds(c: Context, windowMs: number): number {
   const info = c.get('rateLimit' as never) as { resetTime?: Date } | undefined
@@ -61,20 +79,24 @@ export function retryAfterSeconds(c: Context, windowMs: number): number {
 export function rateLimit<C extends Context>(
   limit: RateLimit,
   keyOf: (c: C) => string | undefined,
-  refuse: (c: C, retryAfter: number) => Response | Promise<Response>,
+  refuse: (c: C, retryAfter: number, headers: Record<string, string>) => Response | Promise<Response>,
   options: { failuresOnly?: boolean } = {},
 ): MiddlewareHandler {
   let middleware: MiddlewareHandler | undefined
-  return (c, next) => {
+  return async (c, next) => {
     middleware ??= rateLimiter({
       windowMs: limit.windowMs,
       limit: limit.limit,
       skipSuccessfulRequests: options.failuresOnly === true,
-      standardHeaders: 'draft-6',
+      // Written below instead: hono-rate-limiter sets them before the route runs, and a route
+      // that answers with its own Response (all of ours do) drops headers set that way.
+      standardHeaders: false,
       skip: (ctx) => keyOf(ctx as C) === undefined,
       keyGenerator: (ctx) => keyOf(ctx as C)!,
-      handler: (ctx) => refuse(ctx as C, retryAfterSeconds(ctx, limit.windowMs)) as never,
+      handler: (ctx) => refuse(ctx as C, retryAfterSeconds(ctx, limit.windowMs), rateLimitHeaders(ctx, limit.windowMs)) as never,
     })
-    return middleware(c, next)
+    const refused = await middleware(c, next)
+    if (refused instanceof Response) c.res = refused
+    for (const [name, value] of Object.entries(rateLimitHeaders(c, limit.windowMs))) c.header(name, value)
   }
 }

@@ -49,6 +49,7 @@ export function portalRoutes(deps: Deps) {
       return sendPage(c, 400, <MessagePage title='Bad request' message={error.message} signedIn={signedIn} />)
     }
     if (error instanceof EpisodicError && error.code === 'rate_limited') {
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
       c.header('retry-after', String(error.retryAfterSeconds ?? 60))
       return sendPage(c, 429, <MessagePage title='Too many tries' message={`${error.message}.`} signedIn={signedIn} />)
     }

@@ -338,6 +338,7 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
         expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401))
         expect(statuses[10]).toBe(429)
         expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0)
+        expect(last!.headers.get('ratelimit-limit')).toBe('10')
         expect(await last!.text()).toContain('Too many tries')
         // Once refused, a right key waits for the window too.
         const blocked = await fetch(`${own.url}/portal/login`, {
@@ -361,8 +362,10 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
         const replies = []
         for (let i = 0; i < 6; i++) replies.push(await call(`${own.url}/api/episodes?limit=1`, { key: a }))
         expect(replies.slice(0, 5).map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+        expect(replies.slice(0, 5).map((r) => r.headers.get('ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0'])
         expect(replies[5]!.status).toBe(429)
         expect(Number(replies[5]!.headers.get('retry-after'))).toBeGreaterThan(0)
+        expect([replies[5]!.headers.get('ratelimit-limit'), replies[5]!.headers.get('ratelimit-remaining')]).toEqual(['5', '0'])
         expect(replies[5]!.body.error).toMatch(/too many requests for this API key/)
         expect((await call(`${own.url}/api/episodes?limit=1`, { key: b })).status).toBe(200)
       } finally {
