@@ -9,6 +9,7 @@ import type { EpisodicConfig } from '../config.ts'
 import { openDatabase } from '../db/open.ts'
 import { NodeSha256 } from '../../adapters/node/sha256.ts'
 import { DataFolderInUse, type DataLock, lockDataFolder } from '../../adapters/node/data-lock.ts'
+import { usableDataFolder } from './data-folder.ts'
 import { configError } from './exit.ts'
 import { callRunningServer } from '../../adapters/node/control.ts'
 
@@ -21,6 +22,7 @@ import { callRunningServer } from '../../adapters/node/control.ts'
 export async function runAdmin(config: EpisodicConfig, verb: string, args: string[]): Promise<unknown> {
   let lock: DataLock | undefined
   if (!config.databaseUrl) {
+    usableDataFolder(config.dataDir)
     const viaServer = await callRunningServer(config.dataDir, verb, args)
     if (viaServer) return viaServer.result
     try {

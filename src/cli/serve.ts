@@ -10,6 +10,7 @@ import { createServer } from 'node:net'
 import { createNodeApp, dataFolderHolder, DataFolderInUse, type NodeApp, type RunningServer, serveNode } from '../../adapters/node/index.ts'
 import { createClient, createKey } from '../admin/admin.ts'
 import type { EpisodicConfig } from '../config.ts'
+import { usableDataFolder } from './data-folder.ts'
 import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
 import type { EpisodicApp } from '../app.ts'
@@ -19,6 +20,7 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw configError(`--port must be a port number (got "${flags.port}")`)
   const host = flags.host ?? config.host
   const embedded = !config.databaseUrl
+  if (embedded || config.storage.kind === 'local') usableDataFolder(config.dataDir)
   const holder = embedded ? dataFolderHolder(config.dataDir) : undefined
   if (holder !== undefined) throw configError(new DataFolderInUse(config.dataDir, holder).message)
   await probePort(port, host)
@@ -36,7 +38,7 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
     server = await serveNode(app, { port, host })
   } catch (error) {
     await close()
-    throw listenError(error, port) ?? error
+    throw listenError(error, port, host) ?? error
   }
 
   const where = embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'
@@ -63,11 +65,14 @@ export async function serveCommand(config: EpisodicConfig, flags: { port?: strin
 }
 
 /** The one-line refusal for a port that cannot be had, or undefined for other errors. */
-function listenError(error: unknown, port: number): Error | undefined {
+function listenError(error: unknown, port: number, host: string): Error | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   if (code === 'EADDRINUSE') return configError(`port ${port} is in use; set PORT`)
   if (code === 'EACCES') return configError(`port ${port} needs privileges this user lacks; set PORT`)
-  if (code === 'EADDRNOTAVAIL') return configError(`address is not available on this machine; set HOST`)
+  if (code === 'EADDRNOTAVAIL') return configError(`address ${host} is not available on this machine; set HOST`)
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL') {
+    return configError(`host ${JSON.stringify(host)} cannot be resolved (${code}); set HOST to an address of this machine`)
+  }
   return undefined
 }
 
@@ -96,7 +101,7 @@ async function probePort(port: number, host: string): Promise<void> {
   if (port === 0) return
   await new Promise<void>((done, fail) => {
     const probe = createServer()
-    probe.once('error', (error) => fail(listenError(error, port) ?? error))
+    probe.once('error', (error) => fail(listenError(error, port, host) ?? error))
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => done()))
   })
 }

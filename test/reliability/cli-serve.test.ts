@@ -4,7 +4,7 @@
  * one's lock taken over, admin verbs through the live server only), and a
  * taken port refused with one line before anything is opened.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -91,6 +91,34 @@ describe('one server per embedded data folder', () => {
     expect(await healthy(server.url)).toBe(true)
     await server.kill('SIGTERM')
   }, 180_000)
+})
+
+describe('serve and admin verbs on a data folder or host that cannot be used', () => {
+  it('print one line naming the variable and exit 3, having opened nothing', async () => {
+    const root = dataDir()
+    mkdirSync(root, { recursive: true })
+    const file = join(root, 'a-file')
+    writeFileSync(file, '')
+    for (
+      const [args, env, line] of [
+        [
+          ['serve'],
+          { EPISODIC_DATA_DIR: file, PORT: '0' },
+          `data folder ${file} is a file, not a folder; set EPISODIC_DATA_DIR to a folder this user can write`,
+        ],
+        [
+          ['clients', 'list'],
+          { EPISODIC_DATA_DIR: join(file, 'data') },
+          `data folder ${join(file, 'data')} lies under a file, not a folder; set EPISODIC_DATA_DIR`,
+        ],
+        [['serve'], { EPISODIC_DATA_DIR: join(root, 'data'), PORT: '0', HOST: 'not a host' }, 'host "not a host" cannot be resolved'],
+      ] as const
+    ) {
+      const result = await runCli([...args], env)
+      expect([result.code, result.stdout], args.join(' ')).toEqual([3, ''])
+      expect(result.stderr, args.join(' ')).toMatch(new RegExp(`^episodic: ${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*\n$`))
+    }
+  }, 120_000)
 })
 
 describe('serve on a port in use', () => {

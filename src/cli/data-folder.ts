@@ -1,0 +1,26 @@
+/**
+ * The data folder (`EPISODIC_DATA_DIR`) checked before anything opens it: a
+ * path that is a file, lies under one, or cannot be written by this user is
+ * one line naming the variable (exit 3), not a stack trace from deep inside
+ * the lock or the database.
+ */
+import { accessSync, constants, mkdirSync } from 'node:fs'
+import { configError } from './exit.ts'
+
+/** Creates `dir` if needed and checks this user can write in it; throws a configuration error naming `EPISODIC_DATA_DIR`. */
+export function usableDataFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true })
+    accessSync(dir, constants.W_OK | constants.X_OK)
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException
+    const why = code === 'EEXIST'
+      ? 'is a file, not a folder'
+      : code === 'ENOTDIR'
+      ? 'lies under a file, not a folder'
+      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+      ? 'cannot be created or written by this user'
+      : `cannot be used (${message})`
+    throw configError(`data folder ${dir} ${why}; set EPISODIC_DATA_DIR to a folder this user can write`)
+  }
+}
