@@ -88,9 +88,14 @@ describe('episodic CLI', () => {
     expect((await spawnCli(['launch'])).code).toBe(2)
     const env = { EPISODIC_DATA_DIR: dataDir() }
     const created = await spawnCli(['clients', 'create', 'acme'], { env })
-    expect(created.stderr).toBe('')
+    // A folder with no database yet: said once, in case it is not the one meant.
+    expect(created.stderr).toBe(
+      `note: no embedded database in ${env.EPISODIC_DATA_DIR} yet; creating one (is EPISODIC_DATA_DIR, or the folder you run this from, the server's?)\n`,
+    )
     expect(created.stdout).toContain('created client "acme"')
-    expect((await runCli(['clients', 'list'], { env })).stdout).toMatch(/^acme\t/)
+    const listed = await runCli(['clients', 'list'], { env })
+    expect(listed.stdout).toMatch(/^acme\t/)
+    expect(listed.stderr).toBe('')
   })
 
   it('serve: first start prints a key and curl line; admin verbs work while it runs', async () => {

@@ -3,6 +3,7 @@
  * the database: through a running server's control socket on the embedded
  * default, otherwise by opening the configured database directly.
  */
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { adminCall } from '../admin/call.ts'
 import type { EpisodicConfig } from '../config.ts'
@@ -11,6 +12,7 @@ import { NodeSha256 } from '../../adapters/node/sha256.ts'
 import { DataFolderInUse, type DataLock, lockDataFolder } from '../../adapters/node/data-lock.ts'
 import { usableDataFolder } from './data-folder.ts'
 import { configError } from './exit.ts'
+import { err } from './io.ts'
 import { callRunningServer } from '../../adapters/node/control.ts'
 
 /**
@@ -38,6 +40,9 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
       throw error
     }
   }
+  // A verb run from the wrong folder would otherwise answer "no client named ..." from a database it just made.
+  const fresh = !config.databaseUrl && !existsSync(join(config.dataDir, 'db'))
+  if (fresh) err(`note: no embedded database in ${config.dataDir} yet; creating one (is EPISODIC_DATA_DIR, or the folder you run this from, the server's?)`)
   try {
     const db = await openDatabase({
       url: config.databaseUrl,
