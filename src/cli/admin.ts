@@ -15,29 +15,39 @@ import { configError } from './exit.ts'
 import { err } from './io.ts'
 import { callRunningServer } from '../../adapters/node/control.ts'
 
+/** How long an admin verb waits for a data folder another process holds (a server starting, another verb). */
+export const HELD_FOLDER_WAIT_MS = 10_000
+
 /**
  * Runs an admin verb against the configured database, or on the embedded
  * default through the running server. Never opens a data folder a live
  * process holds: with no server answering, the verb takes the folder's lock
- * itself (so no server starts on it meanwhile), or refuses.
+ * itself (so no server starts on it meanwhile). A folder held by a process
+ * that does not answer on a control socket (a server still opening its
+ * database, another admin verb) is waited for, up to `waitMs`, then refused.
  */
-export async function runAdmin(config: EpisodicConfig, verb: string, args: string[]): Promise<unknown> {
+export async function runAdmin(config: EpisodicConfig, verb: string, args: string[], waitMs = HELD_FOLDER_WAIT_MS): Promise<unknown> {
   let lock: DataLock | undefined
   if (!config.databaseUrl) {
     usableDataFolder(config.dataDir)
-    const viaServer = await callRunningServer(config.dataDir, verb, args)
-    if (viaServer) return viaServer.result
-    try {
-      lock = lockDataFolder(config.dataDir)
-    } catch (error) {
-      // Every server on the folder opens a control socket once its database is up (createNodeApp).
-      if (error instanceof DataFolderInUse) {
-        throw configError(
-          `${error.message}, which does not answer on its control socket yet: if it is a server starting, try again in a moment; ` +
-            'otherwise stop it first, or use DATABASE_URL',
-        )
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      const viaServer = await callRunningServer(config.dataDir, verb, args)
+      if (viaServer) return viaServer.result
+      try {
+        lock = lockDataFolder(config.dataDir)
+        break
+      } catch (error) {
+        if (!(error instanceof DataFolderInUse)) throw error
+        // Every server on the folder opens a control socket once its database is up (createNodeApp).
+        if (Date.now() >= deadline) {
+          throw configError(
+            `${error.message}, which did not answer on its control socket within ${waitMs / 1000} s: ` +
+              'stop it first, or use DATABASE_URL',
+          )
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200))
       }
-      throw error
     }
   }
   // A verb run from the wrong folder would otherwise answer "no client named ..." from a database it just made.

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASES } from '../helpers/databases.ts'
 import { createTempDatabase } from '../helpers/postgres.ts'
+import { HELD_FOLDER_WAIT_MS } from '../../src/cli/admin.ts'
 import { runCli as runInProcess } from '../helpers/cli.ts'
 import { seedDataDir } from '../helpers/pglite.ts'
 
@@ -63,19 +64,26 @@ describe('usage errors', () => {
 })
 
 describe('admin verbs on a data folder a process holds without answering on a control socket', () => {
-  it('exit 3, saying to try again in a moment or stop it', async () => {
+  it('wait for it (a server starting, another verb), then exit 3 saying to stop it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'episodic-held-'))
+    await seedDataDir(dir)
     try {
-      // A server still starting (or started with control: false): a live pid in the lock, no control.json.
+      // A server still starting (or another admin verb): a live pid in the lock, no control.json.
       writeFileSync(join(dir, 'episodic.lock'), String(process.pid))
+      const started = Date.now()
       const result = await runCli(['keys', 'list', '--client', 'default'], { EPISODIC_DATA_DIR: dir })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(HELD_FOLDER_WAIT_MS)
       expect(result.code).toBe(3)
-      expect(result.stderr).toContain(`data folder ${dir} is in use by process ${process.pid}, which does not answer on its control socket yet`)
-      expect(result.stderr).toContain('try again in a moment; otherwise stop it first, or use DATABASE_URL')
+      expect(result.stderr).toContain(`data folder ${dir} is in use by process ${process.pid}, which did not answer on its control socket within 10 s`)
+      expect(result.stderr).toContain('stop it first, or use DATABASE_URL')
+      // Let go of while the verb waits (the other verb done): it goes on.
+      setTimeout(() => rmSync(join(dir, 'episodic.lock'), { force: true }), 1_000)
+      const waited = await runCli(['clients', 'list'], { EPISODIC_DATA_DIR: dir })
+      expect([waited.code, waited.stdout], waited.stderr).toEqual([0, ''])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
-  })
+  }, 120_000)
 })
 
 describe.each(DATABASES)('admin verbs that name what is not configured, on %s', (kind) => {
