@@ -26,3 +26,13 @@ describe('EPISODIC_EMBEDDED_SHARED_BUFFERS', () => {
     )
   })
 })
+
+describe('public addresses', () => {
+  it('takes http(s) URLs and refuses anything else, naming the variable', () => {
+    expect(readConfig({ S3_PUBLIC_BASE_URL: 'https://files.example.com/bucket' }).storage).toMatchObject({ publicBaseUrl: 'https://files.example.com/bucket' })
+    expect(readConfig({ EPISODIC_PUBLIC_URL: 'http://10.0.0.2:8080' }).baseUrl).toBe('http://10.0.0.2:8080')
+    for (const [name, value] of [['S3_PUBLIC_BASE_URL', 'notaurl'], ['S3_PUBLIC_BASE_URL', 'ftp://x'], ['EPISODIC_PUBLIC_URL', 'example.com']]) {
+      expect(() => readConfig({ [name!]: value }), value).toThrow(`${name} must be an http(s) URL such as https://files.example.com (got "${value}")`)
+    }
+  })
+})

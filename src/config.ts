@@ -77,6 +77,10 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
   if (storageMode && !['none', 'local', 's3'].includes(storageMode)) {
     throw new Error(`EPISODIC_STORAGE must be none, local or s3 (got "${storageMode}")`)
   }
+  for (const name of ['S3_PUBLIC_BASE_URL', 'EPISODIC_PUBLIC_URL']) {
+    const value = get(name)
+    if (value !== undefined && !httpUrl(value)) throw new Error(`${name} must be an http(s) URL such as https://files.example.com (got "${value}")`)
+  }
   const someS3 = S3_REQUIRED.some((name) => get(name))
   let storage: EpisodicConfig['storage']
   if (storageMode === 'none') storage = { kind: 'none' }
@@ -148,6 +152,16 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
     apiRateLimit: apiRateLimit || undefined,
     trustProxy,
     webhookIntervalMs,
+  }
+}
+
+/** True for an absolute http: or https: URL with a host. */
+function httpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== ''
+  } catch {
+    return false
   }
 }
 
