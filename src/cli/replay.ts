@@ -92,12 +92,26 @@ export async function replayCommand(argv: string[]): Promise<number> {
   // human progress lines go to stderr.
   const json = Boolean(values.json)
   const say = json ? (line: string) => err(line) : (line: string) => out(line)
-  let onSigint: (() => void) | undefined
   // Set once a recorded run exists and until it is finalized: a failure in between leaves it pending.
   let pending: EvalRunHandle | undefined
   const stays = (run: EvalRunHandle) =>
     `eval run ${run.id} stays pending with ${run.results.length} of ${run.baselineEpisodeIds.length} results (${run.portalUrl})\n` +
     `  go on with: ${resumeCommand(run.id!, values)}`
+  let started: EvalRunHandle | undefined
+  // Ctrl-C or SIGTERM: say where the run stands instead of vanishing (a recorded run keeps the results so far and
+  // stays pending), and stop the policy's process first (a Python policy may be loading or inside a step, holding a GPU).
+  const onSignal = (signal: NodeJS.Signals) => {
+    const run = started
+    err(
+      !run
+        ? 'episodic: interrupted before the run started'
+        : run.id === null
+        ? 'episodic: interrupted (a dry run: nothing was stored)'
+        : `episodic: interrupted; ${stays(run)}`,
+    )
+    void Promise.resolve(policy.close?.()).finally(() => process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted))
+  }
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
   try {
     // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
     await policy.open?.()
@@ -119,12 +133,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     say(headerLine(run))
     say(runLine(run))
     if (resume) say(resumeLine(run))
-    // Ctrl-C: say where the run stands instead of vanishing (a recorded run keeps the results so far and stays pending).
-    onSigint = () => {
-      err(run.id === null ? 'episodic: interrupted (a dry run: nothing was stored)' : `episodic: interrupted; ${stays(run)}`)
-      process.exit(EXIT.interrupted)
-    }
-    process.once('SIGINT', onSigint)
+    started = run
     const results = await runAgainst(run, policy, {
       dryRun,
       uploadActions: Boolean(values['upload-actions']),
@@ -153,7 +162,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     else if (pending) err(`episodic: ${stays(pending)}`)
     throw failure
   } finally {
-    if (onSigint) process.off('SIGINT', onSigint)
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
     await policy.close?.()
   }
 }

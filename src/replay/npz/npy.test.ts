@@ -22,7 +22,7 @@ function beBytes(values: number[], size: number, set: (v: DataView, at: number, 
 describe('decodeNpy', () => {
   it('byte-swaps big-endian data into a native array', () => {
     const f8 = decodeNpy(npy('>f8', [3], beBytes([1.5, -2, Math.PI], 8, (v, at, x) => v.setFloat64(at, x))), 'x.npy', 'borrowed')
-    expect(f8).toEqual({ dtype: 'float64', shape: [3], data: new Float64Array([1.5, -2, Math.PI]), order: 'C' })
+    expect(f8).toEqual({ dtype: 'float64', shape: [3], data: new Float64Array([1.5, -2, Math.PI]), order: 'C', bigEndian: true })
     const i2 = decodeNpy(npy('>i2', [2], beBytes([-2, 300], 2, (v, at, x) => v.setInt16(at, x))), 'x.npy', 'owned')
     expect(i2.data).toEqual(new Int16Array([-2, 300]))
     const u4 = decodeNpy(npy('>u4', [1], beBytes([0xdeadbeef], 4, (v, at, x) => v.setUint32(at, x))), 'x.npy', 'owned')

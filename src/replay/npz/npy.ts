@@ -55,5 +55,7 @@ export function decodeNpy(bytes: Uint8Array, entry: string, use: NpyBytes): NdAr
     new Uint8Array(data.buffer).set(payload)
   }
   if (header.fortranOrder) data = fortranToC(data, shape)
-  return { dtype: dtype.name, shape, data, order: header.fortranOrder ? 'F' : 'C' }
+  const array: NdArray = { dtype: dtype.name, shape, data, order: header.fortranOrder ? 'F' : 'C' }
+  if (bigEndian && dtype.itemsize > 1) array.bigEndian = true
+  return array
 }

@@ -16,5 +16,7 @@ export function stepView(arr: NdArray, i: number): NdArray {
   const stepShape = shape.slice(1)
   let width = 1
   for (let k = 0; k < stepShape.length; k++) width *= stepShape[k]
-  return { dtype: arr.dtype, shape: stepShape, data: arr.data.subarray(i * width, i * width + width), order: 'C' }
+  const view: NdArray = { dtype: arr.dtype, shape: stepShape, data: arr.data.subarray(i * width, i * width + width), order: 'C' }
+  if (arr.bigEndian) view.bigEndian = true
+  return view
 }

@@ -57,6 +57,12 @@ export interface NdArray {
   data: TypedArray
   /** The order the archive stored the array in (see above). */
   order: 'C' | 'F'
+  /**
+   * Set when the archive stored the elements big-endian (`>f8`): `data` holds
+   * them in native order all the same; the Python bridge gives numpy the
+   * recorded dtype. Absent for little-endian and one-byte types.
+   */
+  bigEndian?: true
 }
 
 /**

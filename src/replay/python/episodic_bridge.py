@@ -31,13 +31,16 @@ and data; the header pads the data to a 64-byte boundary too).
 Entry (in A, B): u16 key length, key, one byte 'n' (an .npy file), 'j' (UTF-8
 JSON: numbers and `_outcome`) or 'x' (UTF-8 text: why the value is not numbers),
 u32 length, zero bytes up to the next multiple of 64 from the start of the body,
-then the payload.
+then the payload. JSON has no NaN or infinity: in `_outcome` one travels as
+{"__nonfinite__": "nan" | "inf" | "-inf"}, so episodic checks the value it was
+(a number is never sent so; it goes as a 0-d .npy).
 
 A whole episode in one P frame costs one round trip instead of one per step:
 replay is open loop, so every observation is known before the first action.
 """
 
 import ast
+import faulthandler
 import importlib
 import importlib.util
 import inspect
@@ -65,7 +68,7 @@ def pad64(n):
 class Frames:
     """Frames from a pipe, read in large chunks: everything already queued arrives with one
     system call, and `ready()` says whether a whole frame is buffered (when none is, the
-    bridge flushes its answers before it blocks, so a batch of steps costs one write each way).
+    bridge flushes its answers before it blocks; it also flushes them before the policy runs).
     A frame larger than what is buffered (a whole episode) is read straight into its own buffer."""
 
     def __init__(self, fd):
@@ -247,7 +250,7 @@ def entry_payload(key, kind, value):
         return (key, b"n", npy_bytes(value))
     if kind == "x":
         return (key, b"x", value.encode())
-    return (key, b"j", json.dumps(value, default=plain if key == "_outcome" else None).encode())
+    return (key, b"j", (outcome_json(value) if key == "_outcome" else json.dumps(value)).encode())
 
 
 def encode_action(action, step):
@@ -277,7 +280,7 @@ def encode_batch(actions):
         stacked.append((key, b"n", npy_bytes(np.stack(values))))
     outcomes = [[step, value] for step, entries in enumerate(actions) for key, _, value in entries if key == "_outcome"]
     if outcomes:
-        stacked.append(("_outcome", b"j", json.dumps(outcomes, default=plain).encode()))
+        stacked.append(("_outcome", b"j", outcome_json(outcomes).encode()))
     return b"\x00" + U32.pack(steps) + U16.pack(len(stacked)) + encode_entries(stacked, 8)
 
 
@@ -292,11 +295,24 @@ def encode_per_step(actions):
     return b"".join(parts)
 
 
+def outcome_json(value):
+    """`_outcome` (or a list of them) as JSON: numpy scalars and arrays as Python values, and
+    NaN and the infinities tagged, since json.dumps would write `NaN`, which no JSON parser reads;
+    episodic then rejects them as it rejects them from a JavaScript policy."""
+    return json.dumps(plain(value), allow_nan=False)
+
+
 def plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()  # numpy scalars and arrays, as Python values
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"__nonfinite__": "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if value is None or isinstance(value, (str, int)):
+        return value
     raise TypeError("_outcome value %r is not JSON-serializable" % (value,))
 
 
@@ -341,13 +357,17 @@ def load(target, cwd):
 
 def error_text():
     kind, value, _ = sys.exc_info()
-    return ("%s: %s\n%s" % (kind.__name__, value, traceback.format_exc())).encode()
+    first = "%s: %s" % (kind.__name__, value) if str(value) else kind.__name__
+    return ("%s\n%s" % (first, traceback.format_exc())).encode()
 
 
 def main():
     # Ctrl-C in the terminal reaches this process too: episodic decides what stops (and says
     # so); the bridge ends quietly when its input closes instead of printing a KeyboardInterrupt.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A crash in native code (SIGSEGV, SIGABRT, ...) prints the Python stack of the call that
+    # crashed to standard error (the replay's), which episodic's error for the episode points to.
+    faulthandler.enable()
     fd_in, fd_out = os.dup(0), os.dup(1)
     wider_pipe(fd_in)
     wider_pipe(fd_out)
@@ -369,8 +389,9 @@ def main():
             return
         kind = body[0:1]
         # Out before the policy's code runs: if it takes the process down, every request
-        # answered so far has its answer, and episodic knows which one was running.
-        if answers and kind in (b"P", b"R") and not flush(fd_out, answers):
+        # answered so far has its answer, and episodic knows which one was running (for S,
+        # which step: a write per step costs less than the step's own frame).
+        if answers and kind in (b"P", b"R", b"S") and not flush(fd_out, answers):
             return
         try:
             if kind == b"P":
@@ -393,7 +414,9 @@ def main():
                             action = policy(observation)
                         actions.append(checked(action, step))
                     answers.append(frame(b"B", encode_batch(actions)))
-                except (Exception, SystemExit):  # sys.exit() in a policy fails its episode, with the traceback
+                # sys.exit() or a KeyboardInterrupt raised in a policy fails its episode, with the traceback
+                # (uncaught, a KeyboardInterrupt would end the process by SIGINT, without saying where).
+                except (Exception, SystemExit, KeyboardInterrupt):
                     answers.append(frame(b"F", U32.pack(step) + error_text()))
             elif kind == b"S":
                 index, step, _ = STEP.unpack_from(body, 1)
@@ -422,7 +445,7 @@ def main():
                 answers.append(frame(b"K", json.dumps(info).encode()))
             else:
                 raise ValueError("unknown frame kind %r" % kind)
-        except (Exception, SystemExit):
+        except (Exception, SystemExit, KeyboardInterrupt):
             answers.append(frame(b"E", error_text()))
 
 

@@ -6,9 +6,10 @@
  */
 import { concatBytes } from '../../bytes.ts'
 import { jsonText } from '../../http/json.ts'
-import { descrOf } from '../npz/dtype.ts'
+import { descrOf, dtypeInfo } from '../npz/dtype.ts'
 import { toFloat16Bits } from '../npz/float16.ts'
 import { decodeNpy, encodeNpyHeader, type NdArray, stepView } from '../npz/index.ts'
+import { byteSwapInto } from '../npz/layout.ts'
 
 export const KIND = { load: 0x4c, reset: 0x52, step: 0x53, play: 0x50, ok: 0x4b, action: 0x41, batch: 0x42, error: 0x45, failed: 0x46 } as const
 
@@ -101,11 +102,22 @@ export class StepEncoder {
   }
 
   #header(array: NdArray): Uint8Array {
-    const id = `${array.dtype}:${array.shape.join(',')}`
+    const big = bigEndian(array)
+    const id = `${array.dtype}${big ? '>' : ''}:${array.shape.join(',')}`
     let header = this.#headers.get(id)
-    if (!header) this.#headers.set(id, header = encodeNpyHeader(descrOf(array.dtype), array.shape))
+    if (!header) this.#headers.set(id, header = encodeNpyHeader(big ? `>${dtypeInfo(array.dtype).code}` : descrOf(array.dtype), array.shape))
     return header
   }
+}
+
+/**
+ * An array the archive stored big-endian (`>f8`): the reader marks it (its
+ * `data` is in native order, as JavaScript policies want it), and the bridge
+ * sends it back in the recorded order, so numpy sees the dtype `np.load`
+ * gives. Byte order means nothing for one-byte types.
+ */
+function bigEndian(array: NdArray): boolean {
+  return array.bigEndian === true && array.data.BYTES_PER_ELEMENT > 1
 }
 
 /** The first `steps` rows of an array whose leading dimension counts steps, as a view. */
@@ -115,13 +127,23 @@ function leadingRows(array: NdArray, steps: number): NdArray {
   return { ...array, shape: [steps, ...array.shape.slice(1)], data: array.data.subarray(0, steps * width) }
 }
 
-/** The array's elements as little-endian bytes of its recorded dtype (float16 is held widened, so it is narrowed back). */
+/**
+ * The array's elements as bytes of its recorded dtype (float16 is held
+ * widened, so it is narrowed back): a view of `data` for the common
+ * little-endian case, a swapped copy for an array recorded big-endian.
+ */
 function payload(array: NdArray): Uint8Array {
   const { data } = array
-  if (array.dtype !== 'float16') return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-  const half = new Uint16Array(data.length)
-  for (let i = 0; i < data.length; i++) half[i] = toFloat16Bits(data[i] as number)
-  return new Uint8Array(half.buffer)
+  let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  if (array.dtype === 'float16') {
+    const half = new Uint16Array(data.length)
+    for (let i = 0; i < data.length; i++) half[i] = toFloat16Bits(data[i] as number)
+    bytes = new Uint8Array(half.buffer)
+  }
+  if (!bigEndian(array)) return bytes
+  const swapped = new Uint8Array(bytes.length)
+  byteSwapInto(bytes, swapped, dtypeInfo(array.dtype).itemsize)
+  return swapped
 }
 
 /**
@@ -137,7 +159,7 @@ export function decodeAction(body: Uint8Array): Record<string, unknown> {
     const value = kind === NPY
       ? decodeNpy(bytes, `action "${key}"`, 'owned')
       : kind === JSON_
-      ? JSON.parse(fromUtf8.decode(bytes))
+      ? key === '_outcome' ? outcomeJson(bytes) : JSON.parse(fromUtf8.decode(bytes))
       : new TypeError(fromUtf8.decode(bytes))
     setOwn(action, key, value)
   }
@@ -145,6 +167,20 @@ export function decodeAction(body: Uint8Array): Record<string, unknown> {
 }
 
 const NPY = 0x6e // 'n'
+const NONFINITE = new Map<unknown, number>([['nan', NaN], ['inf', Infinity], ['-inf', -Infinity]])
+
+/**
+ * `_outcome` JSON as the bridge writes it: a NaN or an infinity (which JSON
+ * cannot spell) comes tagged `{"__nonfinite__": "nan"}` and becomes the number
+ * again, so `candidateOutcome` rejects it as it does from a JavaScript policy.
+ */
+function outcomeJson(bytes: Uint8Array): unknown {
+  return JSON.parse(fromUtf8.decode(bytes), (_key, value: unknown) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
+    const tag = (value as { __nonfinite__?: unknown }).__nonfinite__
+    return NONFINITE.has(tag) && Object.keys(value).length === 1 ? NONFINITE.get(tag) : value
+  })
+}
 const JSON_ = 0x6a // 'j'
 
 /** `target[key] = value`, also for a key named `__proto__` (plain assignment would set the prototype). */
@@ -190,7 +226,7 @@ export function decodeBatch(body: Uint8Array, steps: number): Record<string, unk
       const stacked = decodeNpy(bytes, `action "${key}"`, 'owned')
       for (let step = 0; step < steps; step++) setOwn(actions[step]!, key, stepView(stacked, step))
     } else if (key === '_outcome') {
-      for (const [step, value] of JSON.parse(fromUtf8.decode(bytes)) as [number, unknown][]) actions[step]!._outcome = value
+      for (const [step, value] of outcomeJson(bytes) as [number, unknown][]) actions[step]!._outcome = value
     } else {
       const values = JSON.parse(fromUtf8.decode(bytes)) as unknown[]
       for (let step = 0; step < steps; step++) setOwn(actions[step]!, key, values[step])

@@ -105,7 +105,11 @@ export interface PythonPolicy extends PolicyObject {
   pipelineDepth: number
   /** Starts the process and imports the policy; rejects with the import error. */
   open(): Promise<void>
-  /** Ends the process; safe to call twice. */
+  /**
+   * Ends the process: closes its input, so it ends once idle; if a call is in
+   * progress (the run was interrupted or failed around it) stops it at once
+   * (SIGTERM, then SIGKILL after a short grace). Safe to call twice.
+   */
   close(): Promise<void>
   /** Set once `open` has resolved. */
   info: PythonPolicyInfo | null
@@ -116,6 +120,8 @@ interface Pending {
   reject(error: Error): void
   /** The step, episode or `reset` asked about, for a timeout's message. */
   where: string
+  /** Where the policy was, for the message when the process dies on it (`at episode 2, step 5`). */
+  at: string
   /** How long its answer may take once it is the oldest request (Infinity: untimed). */
   budgetMs: number
 }
@@ -185,13 +191,13 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     for (const waiter of behind) waiter.reject(error instanceof ConfigurationError ? error : new Bystander(error))
   }
 
-  const request = (frame: Uint8Array | Uint8Array[], where: string, budgetMs = Infinity): Promise<Uint8Array> => {
+  const request = (frame: Uint8Array | Uint8Array[], where: string, budgetMs = Infinity, at = `at ${where}`): Promise<Uint8Array> => {
     if (!child || dead) return Promise.reject(dead ?? new Error('python policy is not open'))
     if (pending.length === 0) child.hold(true)
     // The chunks of one frame go out corked, in one writev (see process.ts).
     for (const chunk of Array.isArray(frame) ? frame : [frame]) child.write(chunk)
     return new Promise((resolve, reject) => {
-      pending.push({ resolve, reject, where, budgetMs })
+      pending.push({ resolve, reject, where, budgetMs, at })
       if (pending.length === 1) watch()
     })
   }
@@ -207,21 +213,23 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     child = process
     dead = null
     process.onData(frameReader(answer))
-    process.onExit((code, error) => {
+    process.onExit((code, error, signal) => {
       if (child !== process) return // stopped after a timeout: that already failed what was waiting
       dead = error
         ? new ConfigurationError(`cannot start ${python} (${error.message}); install Python >= 3.9 with numpy or pass its path (--python)`)
-        : withoutStack(new Error(`the Python policy process exited (code ${code}); see its output above`))
+        : withoutStack(new Error(signal ? killedBy(signal, pending[0]?.at) : `the Python policy process exited (code ${code}); see its output above`))
       failPending(dead)
     })
-    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }), 'load').catch((error: unknown) => {
-      // Exited before answering the load frame: not Python, no numpy, a broken interpreter.
-      if (error instanceof ConfigurationError) throw error
-      const why = (error as Error).message
-      throw new ConfigurationError(
-        `cannot load Python policy ${options.module}: ${python} exited before loading it (${why}); it needs Python >= 3.9 with numpy (--python picks another interpreter)`,
-      )
-    })
+    const body = await request(jsonFrame(KIND.load, { target: options.module, cwd: options.cwd }), 'load', Infinity, 'while loading the policy').catch(
+      (error: unknown) => {
+        // Exited before answering the load frame: not Python, no numpy, a broken interpreter.
+        if (error instanceof ConfigurationError) throw error
+        const why = (error as Error).message
+        throw new ConfigurationError(
+          `cannot load Python policy ${options.module}: ${python} exited before loading it (${why}); it needs Python >= 3.9 with numpy (--python picks another interpreter)`,
+        )
+      },
+    )
     const text = bodyText(body)
     if (body[0] === KIND.error) throw new ConfigurationError(`cannot load Python policy ${options.module}:\n${text}`)
     policy.info = JSON.parse(text) as PythonPolicyInfo
@@ -230,8 +238,8 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     if (!starting || (dead && !(dead instanceof ConfigurationError))) starting = start()
     return starting
   }
-  const expect = async (frame: Uint8Array | Uint8Array[], where: string, steps = 1): Promise<Uint8Array> => {
-    const body = await request(frame, where, timeoutMs * steps)
+  const expect = async (frame: Uint8Array | Uint8Array[], where: string, steps = 1, at = `at ${where}`): Promise<Uint8Array> => {
+    const body = await request(frame, where, timeoutMs * steps, at)
     if (body[0] === KIND.error) throw new PythonPolicyError(bodyText(body), where)
     return body
   }
@@ -243,13 +251,15 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     async reset(context: EpisodeContext) {
       const once = async () => {
         await ensureOpen()
-        await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), `reset before episode ${context.episodeIndex}`)
+        const where = `reset before episode ${context.episodeIndex}`
+        await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), where, 1, `in ${where}`)
       }
       await once().catch((error: unknown) => retried(error, once))
     },
     async act(observation: Observation, context: StepContext): Promise<Action> {
       // One step of an episode cannot run again alone (the policy's state is gone with the process).
-      const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`).catch((error: unknown) => {
+      const at = `at episode ${context.episodeIndex}, step ${context.step}`
+      const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`, 1, at).catch((error: unknown) => {
         throw error instanceof Bystander ? error.cause : error
       })
       return decodeAction(body)
@@ -276,10 +286,31 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       const exited = new Promise<void>((resolve) => closing.onExit(() => resolve()))
       closing.hold(true)
       closing.end()
+      // A call in progress is not waited for: nothing wants its answer (a Ctrl-C, a run that failed
+      // around it), and a model stuck in it would hold its memory until it returned. What waited on
+      // it is dropped, not failed, so no episode is retried or reported for it.
+      const busy = pending.length > 0
+      pending = []
+      if (!busy) return await exited
+      closing.kill('SIGTERM')
+      const force = setTimeout(() => closing.kill('SIGKILL'), KILL_GRACE_MS)
       await exited
+      clearTimeout(force)
     },
   }
   return policy
+}
+
+/** How long a process stopped mid-call (`close`) has to end on SIGTERM before it gets SIGKILL. */
+const KILL_GRACE_MS = 2000
+
+/**
+ * The error for a process killed by `signal` while the policy was `at` a
+ * step: it is read later, in the portal, so it says where the details went.
+ */
+function killedBy(signal: string, at = 'between calls'): string {
+  const why = /^SIG(?:SEGV|BUS|ILL|FPE|ABRT)$/.test(signal) ? ' (a crash in native code?)' : signal === 'SIGKILL' ? ' (out of memory?)' : ''
+  return `the Python policy process was killed by ${signal}${why} ${at}; its standard error went to the replay's standard error`
 }
 
 /** An episode through `act`, `pipelineDepth` steps in flight, for episodes too large for one frame. */

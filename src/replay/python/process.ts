@@ -12,14 +12,17 @@ export interface BridgeProcess {
   write(frame: Uint8Array): void
   /** Chunks of the child's standard output, in order. */
   onData(listener: (chunk: Uint8Array) => void): void
-  /** Exit (or failure to start: `error` set). Called once. */
-  onExit(listener: (code: number | null, error?: Error) => void): void
+  /**
+   * Exit (or failure to start: `error` set); `signal` names the signal that
+   * killed it (`'SIGSEGV'`), if one did. Called once.
+   */
+  onExit(listener: (code: number | null, error?: Error, signal?: string) => void): void
   /** Keeps the runtime alive while a reply is awaited (`true`), lets it exit when idle (`false`). */
   hold(busy: boolean): void
   /** Ends the child: closes its standard input (it exits on end of input). */
   end(): void
-  /** Stops a child that does not answer (SIGKILL where there are signals). */
-  kill(): void
+  /** Stops the child at once: SIGKILL (the default), or SIGTERM where there are signals. */
+  kill(signal?: 'SIGTERM' | 'SIGKILL'): void
 }
 
 /** Starts `command args` in `cwd` (default: ours) with standard error inherited. */
@@ -54,7 +57,7 @@ export interface ChildLike {
   /** Lets the runtime exit although the child runs. */
   unref(): void
   /** Sends the child a signal. */
-  kill(signal: 'SIGKILL'): unknown
+  kill(signal: 'SIGTERM' | 'SIGKILL'): unknown
 }
 
 /** How long after the child's exit its output may still be read before the exit is reported. */
@@ -66,12 +69,12 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
     const child = childProcess.spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'inherit'] })
     const stdin = child.stdin!
     const stdout = child.stdout!
-    let exited: [number | null, Error | undefined] | null = null
-    const exitListeners: ((code: number | null, error?: Error) => void)[] = []
-    const exit = (code: number | null, error?: Error) => {
+    let exited: [number | null, Error | undefined, string | undefined] | null = null
+    const exitListeners: ((code: number | null, error?: Error, signal?: string) => void)[] = []
+    const exit = (code: number | null, error?: Error, signal?: string) => {
       if (exited) return
-      exited = [code, error]
-      for (const listener of exitListeners) listener(code, error)
+      exited = [code, error, signal]
+      for (const listener of exitListeners) listener(code, error, signal)
     }
     child.once('error', (error: Error) => exit(null, error))
     // Reported once the child's output is read to its end: 'exit' can come while answers it wrote
@@ -80,14 +83,16 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
     // bridge is gone, so the end of output is waited for only briefly.
     let ended = false
     let exitCode: number | null | undefined
+    let exitSignal: string | undefined
     stdout.on('end', () => {
       ended = true
-      if (exitCode !== undefined) exit(exitCode)
+      if (exitCode !== undefined) exit(exitCode, undefined, exitSignal)
     })
-    child.once('exit', (code: number | null) => {
+    child.once('exit', (code: number | null, signal: string | null) => {
       exitCode = code
-      if (ended) exit(code)
-      else setTimeout(() => exit(code), OUTPUT_GRACE_MS)
+      exitSignal = signal ?? undefined
+      if (ended) exit(code, undefined, exitSignal)
+      else setTimeout(() => exit(code, undefined, exitSignal), OUTPUT_GRACE_MS)
     })
     // A dead child makes writes fail with EPIPE; the exit listener reports it.
     stdin.on('error', () => {})
@@ -117,7 +122,7 @@ export function childProcessSpawner(childProcess: ChildProcessModule): SpawnBrid
         stdin[method]?.()
       },
       end: () => stdin.end(),
-      kill: () => void child.kill('SIGKILL'),
+      kill: (signal = 'SIGKILL') => void child.kill(signal),
     }
   }
 }
