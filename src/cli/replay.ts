@@ -109,7 +109,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
         ? 'episodic: interrupted (a dry run: nothing was stored)'
         : `episodic: interrupted; ${stays(run)}`,
     )
-    void Promise.resolve(policy.close?.()).finally(() => process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted))
+    // Bounded: a policy server that no longer answers would hold a WebSocket close for 30 s.
+    const closed = Promise.race([Promise.resolve(policy.close?.()).catch(() => {}), new Promise((resolve) => setTimeout(resolve, 3_000))])
+    void closed.finally(() => process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted))
   }
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
   try {
