@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { firstStartBanner, verbCommand } from './serve.ts'
+import { NodeSha256 } from '../../adapters/node/sha256.ts'
+import { openTestDatabase } from '../../test/helpers/pglite.ts'
+import type { EpisodicApp } from '../app.ts'
+import { withIO } from './io.ts'
+import { bootstrap, firstStartBanner, verbCommand } from './serve.ts'
 
 describe('the first start banner', () => {
   it('names a command that runs where the server runs: npm run in a clone, npx where the package is installed', () => {
@@ -17,5 +21,23 @@ describe('the first start banner', () => {
     expect(banner).toContain('export EPISODIC_API_KEY=epk_a_b\n')
     expect(banner).toContain('curl -s -X POST http://127.0.0.1:9999/api/ingest/episode \\\n    -H "Authorization: Bearer epk_a_b"')
     expect(banner).toContain('The portal (sign in with the same key): http://127.0.0.1:9999/portal\n')
+  })
+})
+
+describe('the first start', () => {
+  it('of several instances at once on one empty database: one mints the key, none fails', async () => {
+    const db = await openTestDatabase()
+    try {
+      let stdout = ''
+      const io = { env: {}, cwd: '.', stdout: (text: string) => (stdout += text), stderr: () => {} }
+      const app = { deps: { db, sha256: NodeSha256 } } as unknown as Pick<EpisodicApp, 'deps'>
+      // Both look for a client before either inserts one.
+      await withIO(io, () => Promise.all([bootstrap(app, 'http://a'), bootstrap(app, 'http://b')]))
+      expect(stdout.match(/First start: created client "default"/g)).toHaveLength(1)
+      expect(await db.selectFrom('clients').select('name').execute()).toEqual([{ name: 'default' }])
+      expect(await db.selectFrom('api_keys').select('key_id').execute()).toHaveLength(1)
+    } finally {
+      await db.destroy()
+    }
   })
 })

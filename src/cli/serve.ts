@@ -10,6 +10,7 @@ import { createServer } from 'node:net'
 import { createNodeApp, dataFolderHolder, DataFolderInUse, type NodeApp, type RunningServer, serveNode } from '../../adapters/node/index.ts'
 import { createClient, createKey } from '../admin/admin.ts'
 import type { EpisodicConfig } from '../config.ts'
+import { EpisodicError } from '../errors.ts'
 import { usableDataFolder } from './data-folder.ts'
 import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
@@ -106,12 +107,21 @@ async function probePort(port: number, host: string): Promise<void> {
   })
 }
 
-/** First start on an empty database: a `default` client and one key, printed once. */
-async function bootstrap(app: EpisodicApp, url: string): Promise<void> {
+/**
+ * First start on an empty database: a `default` client and one key, printed
+ * once. Several instances starting together on one empty PostgreSQL race
+ * here: the one whose client insert wins mints the key; the others go on.
+ */
+export async function bootstrap(app: Pick<EpisodicApp, 'deps'>, url: string): Promise<void> {
   const deps = app.deps
   const any = await deps.db.selectFrom('clients').select('id').limit(1).executeTakeFirst()
   if (any) return
-  await createClient(deps, 'default')
+  try {
+    await createClient(deps, 'default')
+  } catch (error) {
+    if (error instanceof EpisodicError && error.code === 'conflict') return // another instance made it a moment ago
+    throw error
+  }
   const { key } = await createKey(deps, 'default')
   out(firstStartBanner(key, url))
 }
