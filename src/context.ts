@@ -57,6 +57,10 @@ export interface Deps extends AppDeps {
 
 /** Hono environment: `c.get('clientId')` (and the key's id, for per-key limits) after authentication. */
 export interface AppEnv {
-  /** Set by authentication: the caller's client id and the API key's id. */
-  Variables: { clientId: string; keyId: string }
+  /**
+   * Set by authentication: the caller's client id and the API key's id. With
+   * an `Idempotency-Key`, `idempotency` (episodes/idempotency.ts): the id the
+   * created resource takes, and whether an earlier attempt may have made it.
+   */
+  Variables: { clientId: string; keyId: string; idempotency?: { id: string; retaken: boolean } }
 }

@@ -14,7 +14,12 @@
  * - same key, another request (method, path or body bytes differ): 422;
  * - same key while the first is still running: 409. A `running` row older
  *   than `LEASE_MS` belonged to a process that died mid-request and is taken
- *   over. Requests running in this process are also known in memory and
+ *   over. That process may have created the resource before it died (its
+ *   insert commits apart from the key's `done`), so the id a keyed request
+ *   creates is derived from the client, the key and the key's first use
+ *   (`c.get('idempotency')`): the request that takes over finds what the
+ *   first one made under that id and answers with it instead of making a
+ *   second one. Requests running in this process are also known in memory and
  *   answered before the database is asked: on the embedded database the
  *   first request's transaction holds its one connection, so a retry that
  *   asked it would wait for the first to end and replay it instead of
@@ -88,6 +93,7 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
       return sendJson(body, taken.status, { 'idempotency-replayed': 'true' })
     }
     running.set(slot, fingerprint)
+    c.set('idempotency', { id: await resourceId(deps.sha256, clientId, key, taken.firstUsed), retaken: taken.retaken })
     try {
       await next()
       const ok = c.res.status >= 200 && c.res.status < 300 && !c.error
@@ -110,7 +116,21 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
   })
 }
 
-type Taken = { kind: 'run'; lockedAt: Date } | { kind: 'replay'; status: number; response: unknown }
+type Taken = { kind: 'run'; lockedAt: Date; firstUsed: Date; retaken: boolean } | { kind: 'replay'; status: number; response: unknown }
+
+/**
+ * The id a request with this key creates its resource under: a UUID (v4
+ * form) from a hash of the client, the key and when the key was first used,
+ * so a request that takes over from a dead one names the same resource,
+ * while the same key reused after its 24 hours names a new one.
+ */
+async function resourceId(sha256: Deps['sha256'], clientId: string, key: string, firstUsed: Date): Promise<string> {
+  const hex = (await sha256Hex(sha256, `idempotent resource\n${clientId}\n${key}\n${firstUsed.toISOString()}`)).slice(0, 32).split('')
+  hex[12] = '4'
+  hex[16] = '89ab'[parseInt(hex[16]!, 16) & 3]!
+  const h = hex.join('')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
 
 /** Claims the key for this request, or says why not (replay, 409, 422). */
 async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, fingerprint: string, now: Date): Promise<Taken> {
@@ -125,7 +145,7 @@ async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, finge
     if (inserted) {
       // Old keys of this client go as new ones arrive (bounded: 24 h of keys).
       await deps.db.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('created_at', '<', expired).execute()
-      return { kind: 'run', lockedAt: now }
+      return { kind: 'run', lockedAt: now, firstUsed: now, retaken: false }
     }
     const row = await deps.db.selectFrom('idempotency_keys').selectAll().where('client_id', '=', clientId).where('key', '=', key).executeTakeFirst()
     if (!row) continue // released meanwhile: try again
@@ -148,7 +168,7 @@ async function take(deps: Pick<Deps, 'db'>, clientId: string, key: string, finge
       .where('state', '=', 'running')
       .where('locked_at', '=', row.locked_at)
       .executeTakeFirst()
-    if (Number(retaken.numUpdatedRows) === 1) return { kind: 'run', lockedAt: now }
+    if (Number(retaken.numUpdatedRows) === 1) return { kind: 'run', lockedAt: now, firstUsed: new Date(row.created_at), retaken: true }
   }
   throw inProgress(key)
 }

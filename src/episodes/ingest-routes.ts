@@ -10,6 +10,7 @@ import { uuidParam } from '../http/fields.ts'
 import { sendJson } from '../http/json.ts'
 import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
 import { refuseArchived } from './finalize.ts'
+import { findEpisode } from './rows.ts'
 import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './ingest-schemas.ts'
 import { idempotent } from './idempotency.ts'
 import { reopened, verifiedBytesTotal } from './upload-hooks.ts'
@@ -21,7 +22,10 @@ export function ingestRoutes(deps: Deps) {
   app.post('/episode', idempotent(deps, reopened(deps)), async (c) => {
     const body = await readJsonBody(c.req.raw, OpenEpisodeBody, deps.bodyLimit, { integers: ['seed'] })
     const clientId = c.get('clientId')
-    const episodeId = deps.random.uuid()
+    const keyed = c.get('idempotency')
+    const episodeId = keyed?.id ?? deps.random.uuid()
+    // Taking over a keyed request whose process died: it may have made the episode already.
+    const made = keyed?.retaken ? await findEpisode(deps.db, clientId, episodeId) : undefined
     const now = deps.clock.now()
     const kinds: ArtifactKind[] = deps.storage ? body.request_uploads : []
     const origin = kinds.length ? (deps.baseUrl ?? new URL(c.req.url).origin) : ''
@@ -41,7 +45,7 @@ export function ingestRoutes(deps: Deps) {
         return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
       }),
     )
-    const inserting = deps.episodes.insert({
+    const inserting = made ? Promise.resolve() : deps.episodes.insert({
       id: episodeId,
       clientId,
       name: body.name ?? null,

@@ -5,6 +5,7 @@
 import { Hono } from 'hono'
 import { requireKey, requireKeyOrSession } from '../auth/middleware.ts'
 import type { AppEnv, Deps } from '../context.ts'
+import { EpisodicError } from '../errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { sendJson } from '../http/json.ts'
 import { readQuery } from '../http/query.ts'
@@ -23,8 +24,18 @@ export function evalIngestRoutes(deps: Deps) {
 
   app.post('/', idempotent(deps), async (c) => {
     const body = await readJsonBody(c.req.raw, CreateEvalRunBody, deps.bodyLimit)
+    const keyed = c.get('idempotency')
+    const id = keyed?.id ?? deps.random.uuid()
+    if (keyed?.retaken) {
+      // Taking over a keyed request whose process died after making the run: answer with it, as created.
+      const made = await getEvalRun(deps.db, c.get('clientId'), id).catch((error: unknown) => {
+        if (error instanceof EpisodicError && error.code === 'not_found') return undefined
+        throw error
+      })
+      if (made) return sendJson({ ...made, results: made.results.map((r) => ({ baseline_episode_id: r.baseline_episode_id, status: r.status })) }, 201)
+    }
     const run = await createEvalRun(deps.db, {
-      id: deps.random.uuid(),
+      id,
       clientId: c.get('clientId'),
       candidatePolicyVersion: body.candidate_policy_version,
       baselinePolicyVersion: body.baseline_policy_version ?? null,

@@ -324,6 +324,47 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       expect((await withKey(k, body)).body.episode_id).toBe(taken.body.episode_id)
     }, TIMEOUT)
 
+    it('a request that died after creating its episode or run: the retry that takes over answers with that one, no second', async () => {
+      const clientId =
+        (await svc.app.deps.db.selectFrom('api_keys').select('client_id').where('key_id', '=', key.split('_')[1]!).executeTakeFirstOrThrow()).client_id
+      // The instance made the row, then died before marking the key done.
+      const dieAfterCreating = (k: string) =>
+        svc.app.deps.db.updateTable('idempotency_keys').set({ state: 'running', status: null, response: null }).where('client_id', '=', clientId).where(
+          'key',
+          '=',
+          k,
+        )
+          .execute()
+      const name = `died-${Math.random()}`
+      const k = `died-${Math.random()}`
+      const first = await withKey(k, { name, request_uploads: ['actions'] })
+      expect(first.status).toBe(201)
+      await dieAfterCreating(k)
+      svc.advance(61_000)
+      const retried = await withKey(k, { name, request_uploads: ['actions'] })
+      expect(retried.status).toBe(201)
+      expect(retried.body).toMatchObject({
+        episode_id: first.body.episode_id,
+        status: 'recording',
+        upload_urls: [expect.objectContaining({ kind: 'actions' })],
+      })
+      const named = await svc.app.deps.db.selectFrom('episodes').select('id').where('client_id', '=', clientId).where('name', '=', name).execute()
+      expect(named).toEqual([{ id: first.body.episode_id }])
+      // Its upload URL works on the episode the first request made.
+      expect((await put(retried.body.upload_urls[0].url, bytes(10, 3), 'application/octet-stream')).status).toBe(200)
+
+      const runKey = `died-run-${Math.random()}`
+      const body = { candidate_policy_version: `v-${name}`, baseline_episode_ids: [first.body.episode_id] }
+      const run = await withKey(runKey, body, '/api/ingest/eval-run')
+      expect(run.status).toBe(201)
+      await dieAfterCreating(runKey)
+      svc.advance(61_000)
+      const again = await withKey(runKey, body, '/api/ingest/eval-run')
+      expect([again.status, again.body]).toEqual([201, run.body])
+      const runs = await svc.app.deps.db.selectFrom('eval_runs').select('id').where('candidate_policy_version', '=', `v-${name}`).execute()
+      expect(runs).toEqual([{ id: run.body.eval_run_id }])
+    }, TIMEOUT)
+
     it('covers eval-run create; a failed first request leaves the key free; bad keys are 400', async () => {
       const { episode_id } = await open({ request_uploads: [] })
       const k = `run-${Math.random()}`
