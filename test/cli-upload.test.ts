@@ -7,7 +7,7 @@
  * holds back one part so the interruption lands mid-upload every time.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,7 +60,11 @@ afterAll(async () => {
 })
 
 /** Runs the built bin (a real process: the test sends it Ctrl-C). */
-async function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  onSpawn?: (child: ChildProcess) => void,
+  baseUrl = proxyUrl,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [command, prefix] = await builtCli()
   return new Promise((done) => {
     const child = spawn(command, [...prefix, 'upload', ...args], {
@@ -71,7 +75,7 @@ async function cli(args: string[], onSpawn?: (child: ChildProcess) => void): Pro
         XDG_CACHE_HOME: join(dir, 'cache'),
         EPISODIC_CREDENTIALS_FILE: join(dir, 'none'),
         EPISODIC_API_KEY: key,
-        EPISODIC_BASE_URL: proxyUrl,
+        EPISODIC_BASE_URL: baseUrl,
       },
     })
     let stdout = ''
@@ -142,12 +146,24 @@ describe('episodic upload', () => {
     expect(stopped.stderr).toContain('run the same command again')
     expect(stopped.stdout).toBe('')
 
-    const resumed = await cli(args)
+    // Through another address of the same service (another instance behind its own URL): the same upload goes on.
+    const state = readdirSync(join(dir, 'cache', 'episodic', 'uploads')).map((name) => join(dir, 'cache', 'episodic', 'uploads', name))
+    expect(state).toHaveLength(1)
+    const saved = readFileSync(state[0]!)
+    const resumed = await cli(args, undefined, svc.url.replace('127.0.0.1', 'localhost'))
     expect(resumed.code, resumed.stderr).toBe(0)
     const id = resumed.stdout.trim()
     const artifacts = await client().listArtifacts(id)
     expect(artifacts.artifacts.find((a) => a.kind === 'video')).toMatchObject({ present: true, size: 70 * MiB })
     expect((await client().getEpisode(id)).bytes_total).toBe(70 * MiB)
+    // The interrupted upload was the one completed: none is left open to linger in the bucket.
+    expect(await svc.app.deps.db.selectFrom('multipart_uploads').select('upload_id').where('episode_id', '=', id).execute()).toEqual([])
+
+    // A resume state outliving its upload (completed from elsewhere): the stored object counts, and the run ends well.
+    writeFileSync(state[0]!, saved)
+    const stale = await cli(args)
+    expect(stale.code, stale.stderr).toBe(0)
+    expect(stale.stderr).toContain(`resumed episode ${id}`)
   }, TIMEOUT)
 
   it('sends a --seed anywhere in the signed 64-bit range exactly', async () => {

@@ -120,7 +120,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   } catch (error) {
     throw clientCliError(error)
   }
-  const state = key === undefined ? undefined : statePath(client.baseUrl, key, io.env)
+  const state = key === undefined ? undefined : statePath(client.keyId ?? client.baseUrl, key, io.env)
   const saved = state ? await readState(state) : {}
   // An interrupted multipart upload resumes only for the same file: same size, same modification time.
   const stamps = Object.fromEntries(await Promise.all(Object.keys(artifacts).map(async (kind) => [kind, await stampOf(files[kind as ArtifactKind]!)])))
@@ -300,10 +300,14 @@ async function stampOf(path: string): Promise<string> {
   return `${info.size}:${info.mtimeMs}`
 }
 
-/** Where a key's multipart upload ids are kept between runs. */
-function statePath(baseUrl: string, key: string, env: Record<string, string | undefined>): string {
+/**
+ * Where an idempotency key's multipart upload ids are kept between runs: per
+ * API key (as the service keeps the idempotency key per client), so the same
+ * command resumes through any instance of the service, whatever URL reaches it.
+ */
+function statePath(credential: string, key: string, env: Record<string, string | undefined>): string {
   const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache')
-  return join(base, 'episodic', 'uploads', `${createHash('sha256').update(`${baseUrl}\n${key}`).digest('hex').slice(0, 32)}.json`)
+  return join(base, 'episodic', 'uploads', `${createHash('sha256').update(`${credential}\n${key}`).digest('hex').slice(0, 32)}.json`)
 }
 
 async function readState(path: string): Promise<SavedState> {

@@ -171,6 +171,15 @@ export class EpisodicClient {
     this.#fetch = config.fetch ?? globalThis.fetch.bind(globalThis)
   }
 
+  /**
+   * The API key's id, its public part (`epk_<key id>_<secret>`), or null for
+   * a key of another form: names the credential without its secret (the CLI
+   * keys its resume state by it, whichever instance URL it reaches).
+   */
+  get keyId(): string | null {
+    return /^epk_([a-z2-7]{12})_/.exec(this.#apiKey)?.[1] ?? null
+  }
+
   /** Builds a client from options, the environment or the credentials file (see `resolveClientConfig`). */
   static async connect(options: ClientOptions = {}): Promise<EpisodicClient> {
     const config = await resolveClientConfig(options)

@@ -338,7 +338,11 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   for (const kind of kinds) {
     const blob = input.artifacts[kind]!
     const held = stored.get(kind)
-    if (held?.size === blob.size && input.uploads?.[kind] === undefined && await sameBytes(held.etag, blob, o)) {
+    if (held?.size === blob.size && await sameBytes(held.etag, blob, o)) {
+      // A multipart upload saved for resuming was completed already (or outlived by the stored
+      // object): the object is what counts; the upload, if it still exists, is aborted.
+      const stale = input.uploads?.[kind]
+      if (stale !== undefined) await client.abortMultipart(episodeId, stale).catch(() => {})
       o.onProgress?.({ kind, sent: blob.size, total: blob.size })
       uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true })
       continue
