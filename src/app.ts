@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely'
 import { createAuthenticator } from './auth/authenticate.ts'
 import { type Clock, systemClock } from './clock.ts'
 import type { AppDeps, AppEnv, Deps, Logger } from './context.ts'
-import { base64url, type Random, type Sha256Ctor, webRandom } from './crypto.ts'
+import { type Random, type Sha256Ctor, webRandom } from './crypto.ts'
 import type { Database } from './db/schema.ts'
 import { EpisodicError } from './errors.ts'
 import { DEFAULT_BODY_LIMIT } from './http/body.ts'
@@ -28,7 +28,7 @@ import { createEpisodeWriter } from './episodes/writer.ts'
 import type { Defer } from './db/batch.ts'
 import { openApiDocument } from './openapi/document.ts'
 import { portalRoutes } from './portal/routes.tsx'
-import { createSessions } from './auth/session.ts'
+import { createSessions, databaseSecret } from './auth/session.ts'
 import type { ObjectStorage } from './storage/types.ts'
 import { type ClientAddress, type RateLimit, rateLimit, SIGN_IN_LIMIT } from './http/rate-limit.ts'
 import type { RevocationFeed } from './auth/revocations.ts'
@@ -54,8 +54,9 @@ export interface EpisodicOptions {
   /** Public origin (`https://episodic.example.com`) when behind a proxy. */
   baseUrl?: string
   /**
-   * Signs portal session cookies. Give every instance the same one; absent, a
-   * random secret is made, so sessions end when the process does.
+   * Signs portal session cookies. Absent, the service makes one and keeps it
+   * in the database, so every instance on it shares it (a session signed by
+   * one verifies on all).
    */
   sessionSecret?: string
   /**
@@ -118,7 +119,8 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   const sha256 = options.sha256 ?? (Sha256 as unknown as Sha256Ctor)
   const logger = options.logger ?? { error: (message, error) => console.error(message, error) }
   const random = options.random ?? webRandom
-  const sessionSecret = options.sessionSecret ?? base64url(random.bytes(32))
+  // Without one given, the key every instance on the database shares (kept in it).
+  const sessionSecret = options.sessionSecret ?? (() => databaseSecret(options.db, 'portal_session', random))
   const deps: Deps = {
     db: options.db,
     episodes: createEpisodeWriter(options.db, options.batchWrites),

@@ -88,7 +88,8 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     baseUrl: config.baseUrl,
     ...limitOptions(config),
     clientAddress: config.trustProxy ? behindProxy(socketAddress) : socketAddress,
-    sessionSecret: config.sessionSecret ?? fileSecret(config.dataDir, 'session.secret'),
+    // On PostgreSQL the core keeps the key in the database, shared by every instance; embedded, a file of the folder.
+    sessionSecret: config.sessionSecret ?? (config.databaseUrl ? undefined : fileSecret(config.dataDir, 'session.secret')),
     // Other instances on the same PostgreSQL revoke keys too: hear them at once.
     revocations: config.databaseUrl ? postgresRevocations(config.databaseUrl) : undefined,
     ...overrides,

@@ -29,7 +29,6 @@
 import { Kysely } from 'kysely'
 import { createApp, type EpisodicApp, type EpisodicOptions } from '../../src/app.ts'
 import { type EpisodicConfig, limitOptions, readConfig } from '../../src/config.ts'
-import { base64url, webRandom } from '../../src/crypto.ts'
 import { migrateOnce } from '../../src/db/migrate.ts'
 import { createPostgresSql, postgresJsDialect } from '../../src/db/postgres-js.ts'
 import type { Database } from '../../src/db/schema.ts'
@@ -175,8 +174,8 @@ function buildIsolate(env: WorkersEnv, options: WorkerOptions, db: Kysely<Databa
   const app = createApp({
     sha256: NodeSha256,
     baseUrl: config.baseUrl,
-    // Without EPISODIC_SESSION_SECRET portal sessions last as long as the isolate.
-    sessionSecret: config.sessionSecret ?? base64url(webRandom.bytes(32)),
+    // Without EPISODIC_SESSION_SECRET, the key kept in the database, which every isolate shares.
+    sessionSecret: config.sessionSecret,
     logger,
     ...limitOptions(config),
     // Cloudflare sets it to the visitor's address on every request.

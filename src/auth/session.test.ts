@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely'
 import { readConfig } from '../config.ts'
 import { openTestDatabase } from '../../test/helpers/pglite.ts'
 import type { Database } from '../db/schema.ts'
-import { createSessions, SESSION_TTL_SECONDS } from './session.ts'
+import { createSessions, databaseSecret, SESSION_TTL_SECONDS } from './session.ts'
 
 const sha256 = Sha256 as unknown as Sha256Ctor
 let db: Kysely<Database>
@@ -62,6 +62,39 @@ describe('sessions', () => {
     expect(await sessions.verify(value)).not.toBeNull()
     await revokeKey({ db, sha256 }, a.keyId)
     expect(await sessions.verify(value)).toBeNull()
+  })
+})
+
+describe('the session key kept in the database', () => {
+  it('is made once and shared: a session one instance signs verifies on another on the same database', async () => {
+    let made = 0
+    const random = { bytes: (n: number) => (made++, crypto.getRandomValues(new Uint8Array(n))) }
+    const secret = () => databaseSecret(db, 'portal_session_test', random)
+    const a = createSessions({ db, sha256, clock, secret })
+    const b = createSessions({ db, sha256, clock, secret })
+    const k = await key('zeta')
+    const { value } = await a.issue(k.keyId, k.clientId)
+    expect(await b.verify(value)).toMatchObject({ keyId: k.keyId })
+    // Two instances asking at once still end up with one key.
+    const [x, y] = await Promise.all([secret(), secret()])
+    expect(x).toBe(y)
+    expect(await db.selectFrom('service_secrets').select('value').where('name', '=', 'portal_session_test').execute()).toEqual([{ value: x }])
+    expect(made).toBeGreaterThan(0)
+  })
+
+  it('is asked again after a failure rather than failing every request after', async () => {
+    let calls = 0
+    const sessions = createSessions({
+      db,
+      sha256,
+      clock,
+      secret: () => (++calls === 1 ? Promise.reject(new Error('database down')) : Promise.resolve('the-key')),
+    })
+    const k = await key('eta')
+    await expect(sessions.issue(k.keyId, k.clientId)).rejects.toThrow('database down')
+    const { value } = await sessions.issue(k.keyId, k.clientId)
+    expect(await sessions.verify(value)).not.toBeNull()
+    expect(calls).toBe(2)
   })
 })
 

@@ -16,7 +16,7 @@ import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { base64url, type Sha256Ctor, timingSafeEqual } from '../crypto.ts'
+import { base64url, type Random, type Sha256Ctor, timingSafeEqual } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
 import { isUuid } from '../http/fields.ts'
 
@@ -42,18 +42,29 @@ export interface SessionOptions {
   db: Kysely<Database>
   sha256: Sha256Ctor
   clock: Clock
-  /** HMAC key; sessions signed with another secret do not verify. */
-  secret: string
+  /**
+   * HMAC key; sessions signed with another secret do not verify. A function
+   * is asked once, on the first sign-in or cookie (again if it failed): the
+   * key kept in the database, say (`databaseSecret`).
+   */
+  secret: string | (() => Promise<string>)
 }
 
 const KEY_ID = /^[a-z2-7]{12}$/
 const encoder = new TextEncoder()
 
 export function createSessions(options: SessionOptions): Sessions {
-  const secret = encoder.encode(options.secret)
+  const given = options.secret
+  let secret: Promise<Uint8Array> | undefined
+  const key = (): Promise<Uint8Array> => {
+    secret ??= (typeof given === 'string' ? Promise.resolve(given) : given()).then((text) => encoder.encode(text))
+    // A database that failed to answer is asked again by the next request.
+    secret.catch(() => (secret = undefined))
+    return secret
+  }
 
   async function sign(payload: string): Promise<string> {
-    const hmac = new options.sha256(secret)
+    const hmac = new options.sha256(await key())
     hmac.update(encoder.encode(payload))
     return base64url(await hmac.digest())
   }
@@ -86,6 +97,24 @@ export function createSessions(options: SessionOptions): Sessions {
       return { clientId, keyId, expiresAt }
     },
   }
+}
+
+/**
+ * A secret kept in the database under `name`: the first instance to ask
+ * makes it, every other instance on the same database reads the same one, so
+ * a portal session signed by one instance verifies on all (no configuration,
+ * no sticky sessions).
+ *
+ * @example
+ * const sessions = createSessions({ db, sha256, clock, secret: () => databaseSecret(db, 'portal_session', webRandom) })
+ */
+export async function databaseSecret(db: Kysely<Database>, name: string, random: Pick<Random, 'bytes'>): Promise<string> {
+  await db.insertInto('service_secrets')
+    .values({ name, value: base64url(random.bytes(32)), created_at: new Date() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute()
+  const row = await db.selectFrom('service_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow()
+  return row.value
 }
 
 /** The session cookie's value on this request, if any. */

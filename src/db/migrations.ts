@@ -161,6 +161,17 @@ const migrations: Record<string, Migration> = {
       await sql`create index episodes_metadata on episodes using gin (metadata jsonb_path_ops)`.execute(db)
     },
   },
+  '0008_service_secrets': {
+    async up(db: Kysely<any>) {
+      // Made by the first instance that needs one (the portal's session key), then shared by all.
+      await sql`
+        create table service_secrets (
+          name text primary key,
+          value text not null,
+          created_at timestamptz not null
+        )`.execute(db)
+    },
+  },
 }
 
 /** Provides the in-code migrations to Kysely's `Migrator`. */

@@ -171,6 +171,16 @@ export interface MultipartUploadsTable {
   created_at: TimestampColumn
 }
 
+/** A secret the service makes for itself and every instance on the database shares (the portal's session key). */
+export interface ServiceSecretsTable {
+  /** What the secret is for (`portal_session`). */
+  name: string
+  /** The secret, base64url. */
+  value: string
+  /** When the first instance that needed it made it. */
+  created_at: Date
+}
+
 /** A webhook endpoint registered by `episodic webhooks add`. */
 export interface WebhookEndpointsTable {
   /** The endpoint's UUID. */
@@ -236,6 +246,8 @@ export interface Database {
   eval_runs: EvalRunsTable
   /** Eval results: one row per run and baseline episode. */
   eval_results: EvalResultsTable
+  /** Secrets the service keeps for all its instances. */
+  service_secrets: ServiceSecretsTable
   /** Webhook endpoints. */
   webhook_endpoints: WebhookEndpointsTable
   /** Queued and sent webhook deliveries. */
