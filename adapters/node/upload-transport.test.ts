@@ -104,6 +104,22 @@ describe('nodeUploadTransport', () => {
     await expect(transport.put(request(blob, 0, 1000, { signal: stop.signal }).put)).rejects.toBe(reason)
   })
 
+  it('fails a PUT that moves no byte for stallMs as a network failure (so it is retried), not waiting forever', async () => {
+    // A store that takes the connection and never reads or answers.
+    const silent = createServer(() => {})
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    try {
+      const transport = nodeUploadTransport({ stallMs: 300 })
+      const started = Date.now()
+      const put = { ...request(await transport.open(file), 0, 1000).put, url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/object` }
+      await expect(transport.put(put)).rejects.toThrow(/network failure talking to .* \(ETIMEDOUT\)/)
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      silent.closeAllConnections()
+      silent.close()
+    }
+  })
+
   it('opens a file of 4 GiB and more with its true size and reads its last bytes (Node 20 openAsBlob wraps it)', async () => {
     answer = { status: 200, body: '' }
     const big = join(dir, 'big.npz')

@@ -135,14 +135,16 @@ export interface NodeUploadTransport {
 }
 
 /**
- * The transport `episodic upload` uses.
+ * The transport `episodic upload` uses. A PUT that moves no byte for
+ * `stallMs` (default 60 s) fails as a network failure, and is retried.
  *
  * @example
  * const transport = nodeUploadTransport()
  * const video = await transport.open('run.mp4')
  * await recordEpisode(client, { episode: { robot: 'arm-1' }, artifacts: { video } }, { put: transport.put })
  */
-export function nodeUploadTransport(): NodeUploadTransport {
+export function nodeUploadTransport(options: { stallMs?: number } = {}): NodeUploadTransport {
+  const stallMs = options.stallMs ?? STALL_MS
   const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) }
   return {
     open: openDiskFile,
@@ -153,12 +155,19 @@ export function nodeUploadTransport(): NodeUploadTransport {
         return Promise.reject(new ConfigurationError(`${range.path} is shorter than the upload expects (it changed); upload it again`))
       }
       const source = range instanceof DiskFile ? range.nodeStream() : Readable.fromWeb(range.stream() as never)
-      return send(request, source, agents)
+      return send(request, source, agents, stallMs)
     },
   }
 }
 
-function send(request: PutRequest, source: Readable, agents: Record<'http:' | 'https:', http.Agent>): Promise<SignedPutResult> {
+/**
+ * A PUT whose connection moves no byte either way for this long (a store that
+ * stopped reading, a dead route) fails as a network failure, so the part is
+ * retried with backoff instead of waiting forever.
+ */
+const STALL_MS = 60_000
+
+function send(request: PutRequest, source: Readable, agents: Record<'http:' | 'https:', http.Agent>, stallMs: number): Promise<SignedPutResult> {
   const url = new URL(request.url)
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new TransportError(`upload: unsupported URL scheme ${url.protocol}`))
   const headers: Record<string, string> = { 'content-length': String(request.length) }
@@ -187,6 +196,7 @@ function send(request: PutRequest, source: Readable, agents: Record<'http:' | 'h
       },
     )
     put.on('error', fail)
+    put.setTimeout(stallMs, () => put.destroy(Object.assign(new Error(`no progress for ${stallMs / 1000} s`), { code: 'ETIMEDOUT' })))
     source.on('data', (chunk: Buffer) => request.onBytes(chunk.length))
     source.on('error', (error: Error & { code?: string }) => {
       put.destroy(error instanceof ConfigurationError ? error : new ConfigurationError(`cannot read the file to upload: ${error.code ?? error.message}`))
