@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createLocalStorage } from '../../src/storage/local.ts'
-import { createDiskFiles } from './files.ts'
+import { createDiskFiles, STALE_TEMP_MS } from './files.ts'
 import { NodeSha256 } from './sha256.ts'
 
 let dir: string
@@ -94,6 +94,20 @@ describe('createDiskFiles', () => {
     await expect(files.put('c1/e1/video.mp4', streamOf(['partial'], true))).rejects.toThrow('client went away')
     expect(await files.get('c1/e1/video.mp4')).toBeNull()
     expect(await readdir(join(dir, 'c1/e1'))).toEqual([])
+    expect(await readdir(join(dir, '.uploads/put'))).toEqual([])
+  })
+
+  it('sweeps the single-PUT files a server that died mid-upload left, once they are a day old', async () => {
+    const temps = join(dir, '.uploads/put')
+    await mkdir(temps, { recursive: true })
+    await writeFile(join(temps, 'abandoned.tmp'), 'half an upload')
+    const dayAndMinuteAgo = new Date(Date.now() - STALE_TEMP_MS - 60_000)
+    await utimes(join(temps, 'abandoned.tmp'), dayAndMinuteAgo, dayAndMinuteAgo)
+    await writeFile(join(temps, 'in-flight.tmp'), 'still arriving')
+    const files = createDiskFiles(dir)
+    await files.put('c1/e1/actions.npz', streamOf(['npz']))
+    expect(await readdir(temps)).toEqual(['in-flight.tmp'])
+    expect(await readFile(join(dir, 'c1/e1/actions.npz'), 'utf8')).toBe('npz')
   })
 
   it('keeps the previous version when an overwrite aborts', async () => {

@@ -4,8 +4,8 @@
  * `<dir>/<key>`, so the folder reads like the bucket; each object's MD5 ETag
  * sits in `<dir>/.meta/<key>.json`, computed while the upload streams.
  *
- * An upload goes to a temporary file beside its target and is renamed into
- * place only once the body has fully arrived, so an aborted or failed upload
+ * An upload goes to a temporary file under `<dir>/.uploads/put/` and is
+ * renamed into place only once the body has fully arrived, so an aborted or failed upload
  * leaves nothing behind and readers never see half an object (a full disk
  * included: the write fails, the temporary file is removed).
  *
@@ -82,11 +82,22 @@ export function createDiskFiles(dir: string): BlobFiles {
     return { size: info.size, etag }
   }
 
+  // Single PUTs are written under `.uploads/put/` and renamed into place; a file
+  // there that nothing has written to for a day belonged to a server that died
+  // mid-upload. Storing an object sweeps them, at most once an hour.
+  const temps = join(root, UPLOADS, 'put')
+  let tempsSweptAt = 0
+
   return {
     async put(key, body) {
       const { data } = pathsOf(key)
       await mkdir(dirname(data), { recursive: true })
-      const temp = join(dirname(data), `.upload-${randomUUID()}.tmp`)
+      await mkdir(temps, { recursive: true })
+      if (Date.now() - tempsSweptAt >= SWEEP_TEMPS_EVERY_MS) {
+        tempsSweptAt = Date.now()
+        await sweepStaleTemps(temps, tempsSweptAt - STALE_TEMP_MS).catch(() => {})
+      }
+      const temp = join(temps, `${randomUUID()}.tmp`)
       const { etag, size } = await writeStreamed(temp, body)
       try {
         await publish(key, temp, etag)
@@ -141,6 +152,25 @@ export function createDiskFiles(dir: string): BlobFiles {
       return handle && (Readable.toWeb(handle.createReadStream({ start, end })) as unknown as ReadableStream<Uint8Array>)
     },
   }
+}
+
+/** How often, at most, storing an object sweeps the abandoned single-PUT files. */
+const SWEEP_TEMPS_EVERY_MS = 60 * 60 * 1000
+/** A single-PUT file untouched this long was abandoned (an upload writes to it as it arrives). */
+export const STALE_TEMP_MS = 24 * 60 * 60 * 1000
+
+/** Removes the single-PUT files in `folder` last written before `cutoffMs` (epoch ms); returns their names. */
+export async function sweepStaleTemps(folder: string, cutoffMs: number): Promise<string[]> {
+  const removed: string[] = []
+  for (const name of await readdir(folder).catch(() => [] as string[])) {
+    if (!name.endsWith('.tmp')) continue
+    const path = join(folder, name)
+    const modified = await stat(path).then((info) => info.mtimeMs, () => Infinity)
+    if (modified >= cutoffMs) continue
+    await rm(path, { force: true })
+    removed.push(name)
+  }
+  return removed
 }
 
 /**
