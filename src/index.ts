@@ -52,6 +52,7 @@ export type {
   Int8Column,
   JsonColumn,
   MultipartUploadsTable,
+  ServiceSecretsTable,
   TimestampColumn,
   WebhookDeliveriesTable,
   WebhookDeliveryStatus,
