@@ -6,6 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMemoryFiles } from '../../src/storage/memory-files.ts'
 import { createTempDatabase, postgresAvailable } from '../../test/helpers/postgres.ts'
+import { createClient, createKey } from '../../src/admin/admin.ts'
+import { openDatabase } from '../../src/db/open.ts'
+import { NodeSha256 } from '../node/sha256.ts'
 import { createWorker, type R2BucketLike } from './index.ts'
 
 const pending: Promise<unknown>[] = []
@@ -68,5 +71,33 @@ withPostgres('createWorker on PostgreSQL', () => {
     // 401, not 500: the key lookup reached the migrated database.
     expect(unauthorized.status).toBe(401)
     expect(logged).toEqual([])
+  })
+
+  it('keeps a portal session valid across isolates without EPISODIC_SESSION_SECRET (its key is in the database)', async () => {
+    const env = { DATABASE_URL: temp.url, EPISODIC_STORAGE: 'none' }
+    const [a, b] = [quietWorker(), quietWorker()]
+    expect((await a.worker.fetch(new Request('https://w.example/healthz'), env, ctx)).status).toBe(200) // migrates
+    const db = await openDatabase({ url: temp.url, max: 1, skipMigrations: true })
+    let key: string
+    try {
+      await createClient({ db, sha256: NodeSha256 }, 'isolates')
+      key = (await createKey({ db, sha256: NodeSha256 }, 'isolates')).key
+    } finally {
+      await db.destroy()
+    }
+    const signedIn = await a.worker.fetch(
+      new Request('https://w.example/portal/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://w.example' },
+        body: new URLSearchParams({ api_key: key }),
+      }),
+      env,
+      ctx,
+    )
+    expect(signedIn.status).toBe(303)
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!
+    const other = await b.worker.fetch(new Request('https://w.example/api/episodes?limit=1', { headers: { cookie } }), env, ctx)
+    expect(other.status).toBe(200)
+    expect([...a.logged, ...b.logged]).toEqual([])
   })
 })
