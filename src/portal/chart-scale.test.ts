@@ -8,6 +8,9 @@ describe('chart scale', () => {
     expect(ticks(0, 10)).toEqual([0, 2.5, 5, 7.5, 10])
     expect(ticks(-3.2, 41)).toEqual([0, 20, 40])
     expect(ticks(0.11, 0.19)).toEqual([0.12, 0.14, 0.16, 0.18])
+    // Ticks reaching zero from below land on an exact 0 (adding steps had drifted to -5.55e-17: "-5.55e-15 pp").
+    expect(ticks(-0.7, 0.05)).toEqual([-0.6, -0.4, -0.2, 0])
+    expect(ticks(-27.4, 0)).toEqual([-20, -10, 0])
   })
 
   it('pads the range by 8%, widens equal values, and maps columns to their centres', () => {

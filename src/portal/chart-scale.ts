@@ -61,6 +61,7 @@ export function ticks(min: number, max: number, count = 5): number[] {
   const magnitude = 10 ** Math.floor(Math.log10(rough))
   const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? rough
   const out: number[] = []
-  for (let v = Math.ceil(min / step) * step; v <= max + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)))
+  // Each tick from its index, not by adding steps: a sum drifts, and the zero line read -5.55e-15.
+  for (let k = Math.ceil(min / step); k * step <= max + step * 1e-9; k++) out.push(Number((k * step).toPrecision(12)) || 0)
   return out
 }

@@ -27,7 +27,7 @@ export function resultHref(root: string, runId: string, baselineId: string): str
   return `${root}/portal/eval-runs/${runId}/results/${baselineId}`
 }
 
-function Comparison(props: { baseline: Episode; replay: Episode | null; storage: boolean }) {
+function Comparison(props: { baseline: Episode; replay: Episode | null; storage: boolean; status: string }) {
   const { baseline, replay } = props
   if (!props.storage) return <p class='muted' id='compare-none'>This deployment has no object storage, so no actions can be shown.</p>
   if (!baseline.artifacts.includes('actions')) return <p class='muted' id='compare-none'>The baseline episode has no actions.npz.</p>
@@ -38,6 +38,14 @@ function Comparison(props: { baseline: Episode; replay: Episode | null; storage:
     <>
       {candidate
         ? <p class='muted'>Baseline dashed, candidate solid, one colour per component. Drag to zoom, double-click to zoom out.</p>
+        : props.status !== 'done'
+        ? (
+          <p class='notice' id='candidate-actions-none'>
+            {props.status === 'failed'
+              ? "This episode failed during the replay, so no candidate actions were recorded; only the baseline's are shown."
+              : `This episode was not replayed (${props.status}), so only the baseline's actions are shown.`}
+          </p>
+        )
         : (
           <p class='notice' id='candidate-actions-howto'>
             {"The candidate's actions were not uploaded for this result, so only the baseline's are shown. Run "}
@@ -89,7 +97,7 @@ function ResultPage(props: { run: EvalRun; row: EvalRun['results'][number]; base
         </>
       )}
       <h2>Actions: baseline beside candidate</h2>
-      <Comparison baseline={baseline} replay={replay} storage={props.storage} />
+      <Comparison baseline={baseline} replay={replay} storage={props.storage} status={row.status} />
       <h2>Metrics</h2>
       <pre class='json' id='result-metrics'>{row.metrics ? prettyJson(row.metrics) : NONE}</pre>
     </Layout>

@@ -98,5 +98,8 @@ describeWithChromium('eval-run result page in Chromium', () => {
     expect(error).not.toContain('/home/ada')
     const detail = await open(`/portal/eval-runs/${ids.withActions}/results/${ids.failing}`)
     expect(await detail.textContent('#result-error')).not.toContain('secret-project')
+    // Uploading was on: the page says the episode failed, not how to turn uploading on.
+    expect(await detail.locator('#candidate-actions-howto').count()).toBe(0)
+    expect(await detail.textContent('#candidate-actions-none')).toContain('This episode failed during the replay')
   })
 }, 180_000)
