@@ -109,6 +109,14 @@ describe('OpenAPI document', () => {
     expect(artifact.responses['302'].headers.Location.schema).toEqual({ type: 'string', format: 'uri' })
   })
 
+  it('declares the headers the answers carry: Idempotency-Replayed, Retry-After and RateLimit-*', () => {
+    const open = doc.paths['/api/ingest/episode'].post
+    expect(Object.keys(open.responses['201'].headers)).toEqual(['Idempotency-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+    expect(Object.keys(open.responses['429'].headers)).toEqual(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+    const finalize = doc.paths['/api/ingest/episode/{episode_id}/finalize'].post
+    expect(finalize.responses['200'].headers['Idempotency-Replayed']).toBeUndefined()
+  })
+
   it('says int64 for seed and counts code points in maxLength', () => {
     const open = doc.paths['/api/ingest/episode'].post.requestBody.content['application/json'].schema
     expect(JSON.stringify(open.properties.seed)).toContain('"format":"int64"')

@@ -112,6 +112,24 @@ const WWW_AUTHENTICATE = {
   'WWW-Authenticate': { description: 'Bearer realm="service" (RFC 6750)', schema: { type: 'string', example: 'Bearer realm="service"' } },
 }
 
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per window (IETF draft 6); only where a limit is configured', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+}
+
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds until a retry can succeed', schema: { type: 'integer', minimum: 1 } },
+  ...RATE_LIMIT_HEADERS,
+}
+
+const IDEMPOTENCY_REPLAYED = {
+  'Idempotency-Replayed': {
+    description: "'true' when this is the stored answer to an earlier request with the same Idempotency-Key",
+    schema: { type: 'string', enum: ['true'] },
+  },
+}
+
 function parameters(route: RouteDoc) {
   const params: Array<Record<string, unknown>> = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => {
     const name = m[1]!
@@ -138,10 +156,13 @@ function parameters(route: RouteDoc) {
 function operation(route: RouteDoc) {
   const params = parameters(route)
   const success = route.success
+  const successHeaders = route.headers?.some((h) => h.name === 'Idempotency-Key') ? IDEMPOTENCY_REPLAYED : undefined
   const responses: Record<string, unknown> = {
-    [success.status]: success.schema
-      ? { description: success.description ?? 'Success', content: { 'application/json': { schema: jsonSchema(success.schema, 'output') } } }
-      : { description: success.description ?? 'Success' },
+    [success.status]: {
+      description: success.description ?? 'Success',
+      ...(success.schema ? { content: { 'application/json': { schema: jsonSchema(success.schema, 'output') } } } : {}),
+      ...(route.path.startsWith('/api/') ? { headers: { ...successHeaders, ...RATE_LIMIT_HEADERS } } : successHeaders ? { headers: successHeaders } : {}),
+    },
   }
   const errors = new Set(route.errors)
   if (route.body) errors.add(413)
@@ -149,6 +170,7 @@ function operation(route: RouteDoc) {
     const response: Record<string, unknown> = { description: STATUS_TEXT[status] ?? String(status) }
     if (!NOT_JSON.has(status)) response.content = { 'application/json': { schema: ERROR_REF } }
     if (status === 401) response.headers = WWW_AUTHENTICATE
+    if (status === 429) response.headers = RETRY_AFTER
     if (status === 302) response.headers = { Location: { description: 'The signed URL', schema: { type: 'string', format: 'uri' } } }
     responses[status] = response
   }
