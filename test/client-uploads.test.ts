@@ -195,6 +195,15 @@ describe('client uploads', () => {
     await expect(client.resumeMultipart(episode_id, uploadId!)).rejects.toBeInstanceOf(NotFoundError)
   }, TIMEOUT)
 
+  it("refuses the replay helper's input shape with a message naming both recordEpisode functions", async () => {
+    // episodic/replay's recordEpisode takes { episode, sensors, actions }; this one { episode, artifacts }.
+    const wrong = { episode: {}, sensors: {}, actions: {} } as unknown as Parameters<typeof recordEpisode>[1]
+    const error = await recordEpisode(clientWith(), wrong).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ConfigurationError)
+    expect((error as Error).message).toContain('artifacts must be an object of kind -> Blob')
+    expect((error as Error).message).toContain("episodic/replay's recordEpisode")
+  })
+
   it('fails loudly, naming the episode, when the service has no object storage', async () => {
     const bare = await startService('pglite', { env: { EPISODIC_STORAGE: 'none' } })
     try {

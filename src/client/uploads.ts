@@ -325,6 +325,12 @@ export interface RecordedEpisode {
  * multipart uploads named in `uploads`.
  */
 export async function recordEpisode(client: EpisodicClient, input: RecordEpisode, options: UploadOptions = {}): Promise<RecordedEpisode> {
+  if (input === null || typeof input !== 'object' || input.artifacts === null || typeof input.artifacts !== 'object') {
+    // The same name in episodic/replay takes { episode, sensors, actions }: say which this one wants.
+    throw new ConfigurationError(
+      "recordEpisode(client, { episode, artifacts }): artifacts must be an object of kind -> Blob ({ sensors, actions, video }; {} for none); for arrays to write as .npz, use episodic/replay's recordEpisode",
+    )
+  }
   const o = resolve(options)
   const kinds = (Object.keys(input.artifacts) as ArtifactKind[]).filter((k) => input.artifacts[k] !== undefined)
   const body: OpenEpisodeRequest = { ...input.episode, request_uploads: input.episode?.request_uploads ?? kinds }
