@@ -393,6 +393,9 @@ describeWithPython(
       const url = await startServer()
       const onto = await run(['--policy', url, '--obs-map', '/camera/depth=/joint_states/position'])
       expect(onto.stderr).toContain('the key map gives "/joint_states/position" and "/camera/depth" the same name "/joint_states/position"')
+      // A mistyped FROM renames nothing: one warning names it and what the recording has.
+      const typo = await run(['--policy', url, '--obs-map', '/joint_state/position=observation/state'])
+      expect(typo.stderr).toContain('warning: --obs-map names "/joint_state/position", which the recorded observation lacks (it has: ')
     }, TIMEOUT)
   },
 )

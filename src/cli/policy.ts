@@ -20,6 +20,7 @@ import { timedPolicy } from '../replay/timed-policy.ts'
 import { parseKeyMap } from '../replay/websocket/key-map.ts'
 import type { WebSocketConstructor } from '../replay/websocket/policy.ts'
 import { CliError, configError, usageError } from './exit.ts'
+import { err } from './io.ts'
 import { resolvePackage } from './resolve-package.ts'
 
 const FILE_RE = /\.(?:[cm]?js|[cm]?ts|tsx)$/
@@ -72,6 +73,7 @@ export async function loadPolicy(spec: string, cwd: string, options: LoadPolicyO
         prompt: promptOf(options),
         headers: options.policyApiKey ? { Authorization: `Api-Key ${options.policyApiKey}` } : undefined,
         WebSocket: WebSocket as unknown as WebSocketConstructor,
+        onWarning: (text) => err(`warning: ${text.replace('the observation key map', '--obs-map')}`),
       })
     } catch (error) {
       throw usageError((error as Error).message, 'replay')

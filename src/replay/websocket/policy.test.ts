@@ -306,6 +306,23 @@ describe('websocketPolicy when the connection ends', () => {
   })
 })
 
+describe('websocketPolicy observation key map', () => {
+  it('warns once, on the first step, about mapped keys the observation lacks (a typo), and still sends', async () => {
+    const server = scriptedServer(() => 'answer')
+    const warnings: string[] = []
+    const policy = websocketPolicy({
+      url: 'ws://fake',
+      WebSocket: server.Socket,
+      observationKeys: { '/joint_state/x': 'observation/state', prompt: 'instruction' },
+      onWarning: (text) => warnings.push(text),
+    })
+    await policy.reset!(at(0, 0))
+    for (const step of [0, 1]) await policy.act(observation(step), at(0, step))
+    expect(warnings).toEqual(['the observation key map names "/joint_state/x", which the recorded observation lacks (it has: x)'])
+    await policy.close()
+  })
+})
+
 describe('websocketPolicy url', () => {
   it('refuses an address a WebSocket cannot open, saying why; takes the scheme in any case', () => {
     const Socket = scriptedServer(() => 'answer').Socket

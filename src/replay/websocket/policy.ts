@@ -91,6 +91,8 @@ export interface WebsocketPolicyOptions {
    * Bun's can.
    */
   headers?: Record<string, string>
+  /** Told once, on the first step, about `observationKeys` entries the recorded observation lacks (a typo, say). */
+  onWarning?: (text: string) => void
   /**
    * How long to keep trying to reconnect, in milliseconds, once a server
    * that was reached has gone away (default 30,000: time for a supervisor to
@@ -289,9 +291,22 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   const prompts = new Map<number, string>()
 
   /** One `infer` round trip: the server's answer, keys renamed. */
+  let mapChecked = false
   const infer = async (observation: Observation, context: StepContext): Promise<Action> => {
     const prompt = prompts.get(context.episodeIndex)
     const sent: Record<string, unknown> = prompt === undefined ? observation : { ...observation, prompt }
+    if (!mapChecked && options.observationKeys && options.onWarning) {
+      // A mistyped key map renames nothing and the server sees the recorded names: say so once.
+      mapChecked = true
+      const unknown = Object.keys(options.observationKeys).filter((key) => key !== 'prompt' && !Object.hasOwn(sent, key))
+      if (unknown.length) {
+        options.onWarning(
+          `the observation key map names ${unknown.map((k) => `"${k}"`).join(', ')}, which the recorded observation lacks (it has: ${
+            Object.keys(observation).join(', ')
+          })`,
+        )
+      }
+    }
     const message = packObservation(renameKeys(sent, options.observationKeys))
     const where = `episode ${context.episodeIndex}, step ${context.step}`
     const ask = async (): Promise<Uint8Array> => {
