@@ -276,8 +276,8 @@ describeWithPython(
     it('a server that closes its connections cleanly (between episodes or mid-episode) loses no step: they go out again on a new one', async () => {
       const js = await twin('offset')
       // Every 20 answers: right after each episode's last step, while the next episode is already read ahead;
-      // every 25: mid-episode, with up to 16 steps sent ahead and waiting.
-      for (const every of ['20', '25']) {
+      // every 25: mid-episode, with up to 16 steps sent ahead and waiting; every 3: many times in each episode.
+      for (const every of ['20', '25', '3']) {
         const url = await startServer(['--close-every', every])
         const { rows } = await stored(['--policy', url, ...maps], `server-close-${every}`)
         for (const id of baselines) {

@@ -218,6 +218,7 @@ function scriptedServer(plan: (connection: number, x: number) => Plan, refuse: (
         return void setTimeout(() => this.#close(1006), 1)
       }
       setTimeout(() => {
+        if (this.readyState !== 1) return // closed after an earlier answer: this one never comes
         this.#emit('message', { data: packObservation({ actions: { dtype: 'float64', shape: [1], data: Float64Array.of(x), order: 'C' } }).slice().buffer })
         if (what === 'answer, then close') this.#close(1000)
       }, 1)
@@ -255,6 +256,16 @@ describe('websocketPolicy when the connection ends', () => {
     }
     expect(server.opened()).toBe(3)
     expect(server.received).toEqual([[1, 0], [1, 1], [2, 10], [2, 11], [3, 20], [3, 21]])
+    await policy.close()
+  })
+
+  it('a server that closes after every answer, steps sent ahead: each waiting step goes out again until answered', async () => {
+    const server = scriptedServer(() => 'answer, then close')
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    await policy.reset!(at(0, 0, 5))
+    const actions = await Promise.all([0, 1, 2, 3, 4].map((step) => policy.act(observation(step), at(0, step, 5))))
+    expect(actions.map(answerOf)).toEqual([0, 1, 2, 3, 4])
+    expect(server.opened()).toBe(5)
     await policy.close()
   })
 

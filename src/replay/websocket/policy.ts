@@ -204,7 +204,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
     new Promise((resolve, reject) => {
       const ws = options.headers ? new Socket(href, { headers: options.headers }) : new Socket(href)
       ws.binaryType = 'arraybuffer'
-      const conn: Connection = { ws, waiters: [], failure: null, failedEpisode: null, timer: undefined }
+      const conn: Connection = { ws, waiters: [], failure: null, failedEpisode: null, timer: undefined, answered: 0 }
       let greeted = false
       ws.addEventListener('message', (event) => {
         if (!greeted) {
@@ -230,7 +230,10 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
           conn.failedEpisode = waiter.episode
           if (connection === conn) connection = null
           waiter.reject(conn.failure)
-        } else waiter.resolve(asBytes(event.data))
+        } else {
+          conn.answered++
+          waiter.resolve(asBytes(event.data))
+        }
       })
       ws.addEventListener('error', (event) => {
         if (greeted) return
@@ -248,8 +251,13 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         clearTimeout(conn.timer)
         if (pending.length === 0) return
         if (!conn.failure && (event.code === 1000 || event.code === 1001)) {
-          // The server ended the connection and answered none of these: each goes out once more on a new one.
-          for (const waiter of pending) waiter.reject(new Bystander(withoutStack(new Error(`${closed} (${waiter.where})`))))
+          // The server ended the connection and answered none of these: each goes out again on a new one. After a
+          // connection that answered something (a server closing every N answers) as often as it takes: each such
+          // close answers the oldest step, so a step waits out at most its place in the queue; otherwise once.
+          for (const waiter of pending) {
+            const cause = withoutStack(new Error(`${closed} (${waiter.where})`))
+            waiter.reject(conn.answered > 0 ? new Resend(cause) : new Bystander(cause))
+          }
           return
         }
         // Died with steps waiting: the oldest one's episode fails (as a crashed Python process's does); the others' are sent again.
@@ -321,7 +329,16 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       })
     }
     // Sent once more when it only waited behind another episode's failed step (openpi's infer holds no state).
-    const reply = await ask().catch((error: unknown) => retried(error, ask))
+    const resending = async (): Promise<Uint8Array> => {
+      for (;;) {
+        try {
+          return await ask()
+        } catch (error) {
+          if (!(error instanceof Resend)) throw error
+        }
+      }
+    }
+    const reply = await resending().catch((error: unknown) => retried(error, resending))
     let action: unknown
     try {
       action = unpackReply(reply)
@@ -405,6 +422,13 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   return policy
 }
 
+/** A step a server's clean close left unanswered after that connection answered others: sent again. */
+class Resend extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message)
+  }
+}
+
 /** WebSocket's `readyState` of an open connection. */
 const OPEN = 1
 
@@ -436,6 +460,8 @@ interface Connection {
   failure: Error | null
   /** The episode whose step the failure belongs to. */
   failedEpisode: number | null
+  /** Answers received on this connection (a clean close after some is a server that closes every N). */
+  answered: number
   /** Fails the oldest waiter when `timeoutMs` passes without an answer. */
   timer: ReturnType<typeof setTimeout> | undefined
 }
