@@ -4,7 +4,8 @@
  * one's lock taken over, admin verbs through the live server only), and a
  * taken port refused with one line before anything is opened.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -118,6 +119,22 @@ describe('serve and admin verbs on a data folder or host that cannot be used', (
       expect([result.code, result.stdout], args.join(' ')).toEqual([3, ''])
       expect(result.stderr, args.join(' ')).toMatch(new RegExp(`^episodic: ${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*\n$`))
     }
+  }, 120_000)
+})
+
+describe.runIf(process.getuid?.() === 0 && existsSync('/usr/bin/setpriv'))('a data folder whose database another user owns', () => {
+  it('is one line naming the variable (exit 3), not a PGlite stack trace', async () => {
+    const [command, prefix] = await builtCli()
+    const dir = await seededDataDir() // made by root: its db/ is root's
+    chmodSync(dir, 0o777)
+    const result = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', command, ...prefix, 'clients', 'list'], {
+      env: { PATH: process.env.PATH!, EPISODIC_DATA_DIR: dir, EPISODIC_CREDENTIALS_FILE: '/nonexistent' },
+      encoding: 'utf8',
+    })
+    expect([result.status, result.stderr]).toEqual([
+      3,
+      expect.stringMatching(/^episodic: data folder .* holds files another user owns\); set EPISODIC_DATA_DIR/),
+    ])
   }, 120_000)
 })
 
