@@ -17,6 +17,8 @@ import { callRunningServer } from '../../adapters/node/control.ts'
 
 /** How long an admin verb waits for a data folder another process holds (a server starting, another verb). */
 export const HELD_FOLDER_WAIT_MS = 10_000
+/** The same while the folder has no database yet: its holder is making one (12 s measured on a busy machine). */
+const FRESH_FOLDER_WAIT_MS = 60_000
 
 /**
  * Runs an admin verb against the configured database, or on the embedded
@@ -30,7 +32,9 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
   let lock: DataLock | undefined
   if (!config.databaseUrl) {
     usableDataFolder(config.dataDir)
-    const deadline = Date.now() + waitMs
+    // A holder making the folder's database (its first start, or a first verb) takes longer than one that opens it.
+    const wait = existsSync(join(config.dataDir, 'db')) ? waitMs : Math.max(waitMs, FRESH_FOLDER_WAIT_MS)
+    const deadline = Date.now() + wait
     for (;;) {
       const viaServer = await callRunningServer(config.dataDir, verb, args)
       if (viaServer) return viaServer.result
@@ -42,7 +46,7 @@ export async function runAdmin(config: EpisodicConfig, verb: string, args: strin
         // Every server on the folder opens a control socket once its database is up (createNodeApp).
         if (Date.now() >= deadline) {
           throw configError(
-            `${error.message}, which did not answer on its control socket within ${waitMs / 1000} s: ` +
+            `${error.message} (a server not answering on its control socket, or another admin verb), still after ${wait / 1000} s: ` +
               'stop it first, or use DATABASE_URL',
           )
         }
