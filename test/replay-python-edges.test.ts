@@ -198,7 +198,7 @@ print(json.dumps({k: [z[k][1, ...].dtype.str, list(z[k][1, ...].shape), z[k][1, 
     }
   }, TIMEOUT)
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
     'a %s to the CLI process alone (not its group) stops the Python process stuck in a step, then the CLI exits',
     async (signal) => {
       const pidFile = join(dir, 'hangs.pid')
@@ -235,7 +235,7 @@ print(json.dumps({k: [z[k][1, ...].dtype.str, list(z[k][1, ...].shape), z[k][1, 
       const pid = Number(readFileSync(pidFile, 'utf8'))
       try {
         cli.kill(signal)
-        expect(await exited).toEqual([signal === 'SIGTERM' ? 143 : 130, null])
+        expect(await exited).toEqual([{ SIGTERM: 143, SIGINT: 130, SIGHUP: 129 }[signal], null])
         expect(stderr).toMatch(/episodic: interrupted; eval run \S+ stays pending with 0 of 3 results/)
         expect(await until(() => !alive(pid), 5_000)).toBe(true)
       } finally {

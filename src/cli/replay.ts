@@ -111,9 +111,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
     )
     // Bounded: a policy server that no longer answers would hold a WebSocket close for 30 s.
     const closed = Promise.race([Promise.resolve(policy.close?.()).catch(() => {}), new Promise((resolve) => setTimeout(resolve, 3_000))])
-    void closed.finally(() => process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted))
+    void closed.finally(() => process.exit(signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : EXIT.interrupted))
   }
-  process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
+  // SIGHUP too: a supervisor's, or a terminal closing on this process alone.
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal).once('SIGHUP', onSignal)
   try {
     // Start the Python process or connect before opening a run, so a policy that cannot load leaves no run behind.
     await policy.open?.()
@@ -164,7 +165,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     else if (pending) err(`episodic: ${stays(pending)}`)
     throw failure
   } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal).off('SIGHUP', onSignal)
     await policy.close?.()
   }
 }

@@ -357,6 +357,10 @@ describe('websocketPolicy url', () => {
       'ConfigurationError',
       'websocketPolicy: url "ws://h:1/policy#frag" has a fragment (#...), which a WebSocket URL cannot have',
     ])
+    expect(refused('ws://127.0.0.1:0')).toEqual([
+      'ConfigurationError',
+      'websocketPolicy: url "ws://127.0.0.1:0" names port 0, which no server listens on (host and port 1-65535?)',
+    ])
     expect(refused('http://h:1')).toEqual(['ConfigurationError', 'websocketPolicy: url must start with ws:// or wss:// (got "http://h:1")'])
     expect(refused('WS://h:1')).toBeNull()
     expect(refused('wss://[::1]:8000/ws')).toBeNull()

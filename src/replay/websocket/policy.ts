@@ -451,6 +451,7 @@ function serverUrl(url: unknown): string {
   if (parsed.hash !== '' || url.includes('#')) {
     throw new ConfigurationError(`websocketPolicy: url ${got} has a fragment (#...), which a WebSocket URL cannot have`)
   }
+  if (parsed.port === '0') throw new ConfigurationError(`websocketPolicy: url ${got} names port 0, which no server listens on (host and port 1-65535?)`)
   return parsed.href
 }
 
