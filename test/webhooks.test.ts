@@ -18,6 +18,7 @@ import { createNodeApp, serveNode } from '../adapters/node/index.ts'
 import { createClient, createKey } from '../src/admin/admin.ts'
 import type { EpisodicApp } from '../src/app.ts'
 import { readConfig } from '../src/config.ts'
+import { openDatabase } from '../src/db/open.ts'
 import { deliverWebhooks } from '../src/webhooks/deliver.ts'
 import { addWebhook } from '../src/webhooks/endpoints.ts'
 import { startWebhookDelivery } from '../src/webhooks/loop.ts'
@@ -156,7 +157,15 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
   async function freshData(): Promise<void> {
     dataDir = mkdtempSync(join(tmpdir(), 'episodic-webhooks-'))
     offset = 0
-    if (!temp) await seedDataDir(dataDir)
+    if (!temp) return await seedDataDir(dataDir)
+    // The shared PostgreSQL keeps earlier tests' deliveries, some with a retry due within the
+    // minute: a test counting what one pass attempts (with a clock run ahead) would claim them too.
+    const db = await openDatabase({ url: temp.url, max: 1 }) // migrates it before the first test's server does
+    try {
+      await db.deleteFrom('webhook_deliveries').execute()
+    } finally {
+      await db.destroy()
+    }
   }
 
   let tenants = 0
