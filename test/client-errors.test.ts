@@ -78,6 +78,22 @@ describe('client library errors', () => {
     expect(run.results).toEqual([])
   })
 
+  it('a policy that loses its network stops the run there: no later episode starts', async () => {
+    const third = await recordBaseline(client())
+    const resets: number[] = []
+    const policy = {
+      act: follow,
+      reset(context: { episodeIndex: number }) {
+        resets.push(context.episodeIndex)
+        // A policy server that went away for good: its reconnecting gave up.
+        if (context.episodeIndex === 1) throw new TransportError('policy server went away')
+      },
+    }
+    const run = await createRun({ candidatePolicyVersion: 'cand', baselineEpisodeIds: [...baselines, third], client: client(), dryRun: true })
+    await expect(runAgainst(run, policy, { stderr: () => {} })).rejects.toThrow('policy server went away')
+    expect(resets).toEqual([0, 1])
+  })
+
   it('a network failure while uploading a result stops the run with a TransportError', async () => {
     const failing = client({ fail: (r) => r.method === 'POST' && r.url.endsWith('/result') })
     const run = await createRun({ candidatePolicyVersion: 'cand', baselineEpisodeIds: baselines, client: failing })

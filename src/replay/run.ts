@@ -164,7 +164,10 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   const worker = async (): Promise<void> => {
     while (!stopped && next < todo.length) {
       const k = next++
-      settled[k]!.resolve(await replayOne(k))
+      const outcome = await replayOne(k)
+      // A fatal error stops the run: no further episode starts (one would wait out the same dead network or server).
+      if ('fatal' in outcome) stopped = true
+      settled[k]!.resolve(outcome)
     }
   }
   const workers = Array.from({ length: Math.min(concurrency, todo.length) }, worker)
