@@ -97,6 +97,11 @@ export function rateLimit<C extends Context>(
     })
     const refused = await middleware(c, next)
     if (refused instanceof Response) c.res = refused
-    for (const [name, value] of Object.entries(rateLimitHeaders(c, limit.windowMs))) c.header(name, value)
+    const headers = rateLimitHeaders(c, limit.windowMs)
+    // A success taken back off the count (failuresOnly) left what remains as it was before it.
+    if (options.failuresOnly && c.res.status < 400 && headers['ratelimit-remaining'] !== undefined) {
+      headers['ratelimit-remaining'] = String(Math.min(limit.limit, Number(headers['ratelimit-remaining']) + 1))
+    }
+    for (const [name, value] of Object.entries(headers)) c.header(name, value)
   }
 }

@@ -321,6 +321,8 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
             body: new URLSearchParams({ api_key: key }),
           })
           expect(ok.status).toBe(303)
+          // Not counted, so nothing of the limit is used up.
+          expect(ok.headers.get('ratelimit-remaining')).toBe('10')
           await ok.body?.cancel()
         }
         const statuses: number[] = []
