@@ -68,6 +68,15 @@ async function stored(policyArgs: string[], version: string): Promise<{ run: Cli
   return { run, rows }
 }
 
+/**
+ * A row's metric blob without the outcome the candidate reported: a policy server reports
+ * none, so what it shares with its JavaScript twin is the action evidence.
+ */
+function actionEvidence(row: Row): Record<string, unknown> {
+  const { reward_total_candidate: _reward, outcome_source: _source, ...evidence } = row.metrics!
+  return evidence
+}
+
 const memo = new Map<string, Promise<Record<string, Row>>>()
 /** The JavaScript twin's rows (run once per policy). */
 function twin(fn: string): Promise<Record<string, Row>> {
@@ -243,9 +252,7 @@ describeWithPython(
       expect(run.stderr).toBe('')
       // The server does not report outcomes, so those (and their source) come from the baseline; the action evidence is the twin's.
       for (const id of baselines) {
-        const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
-        const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
-        expect(server).toEqual(reference)
+        expect(actionEvidence(rows[id]!)).toEqual(actionEvidence(js[id]!))
       }
     }, TIMEOUT)
 
@@ -267,9 +274,7 @@ describeWithPython(
       expect(failed).toHaveLength(1)
       expect(rows[failed[0]!]!.error).toContain('RuntimeError: policy server failure on request 25')
       for (const id of baselines.filter((id) => !failed.includes(id))) {
-        const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
-        const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
-        expect(server).toEqual(reference)
+        expect(actionEvidence(rows[id]!)).toEqual(actionEvidence(js[id]!))
       }
     }, TIMEOUT)
 
@@ -282,9 +287,7 @@ describeWithPython(
         const { rows } = await stored(['--policy', url, ...maps], `server-close-${every}`)
         for (const id of baselines) {
           expect(rows[id]!.status, rows[id]!.error ?? '').toBe('done')
-          const { reward_total_candidate: _a, outcome_source: _c, ...server } = rows[id]!.metrics!
-          const { reward_total_candidate: _b, outcome_source: _d, ...reference } = js[id]!.metrics!
-          expect(server).toEqual(reference)
+          expect(actionEvidence(rows[id]!)).toEqual(actionEvidence(js[id]!))
         }
       }
     }, TIMEOUT)
@@ -320,9 +323,7 @@ describeWithPython(
       const { run, rows } = await stored(['--policy', url, ...maps, '--action-horizon', '4', '--concurrency', '2'], 'server-chunk')
       expect(run.stderr).toBe('')
       for (const id of baselines) {
-        const { outcome_source: _a, reward_total_candidate: _b, ...server } = rows[id]!.metrics!
-        const { outcome_source: _c, reward_total_candidate: _d, ...reference } = js[id]!.metrics!
-        expect(server).toEqual(reference)
+        expect(actionEvidence(rows[id]!)).toEqual(actionEvidence(js[id]!))
       }
       // Without the horizon every step's reply is a [4, 7] chunk where a [7] action is recorded.
       const plain = await stored(['--policy', url, ...maps], 'server-chunk-plain')

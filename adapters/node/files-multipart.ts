@@ -61,8 +61,8 @@ const COMPLETING = '.completing'
 const SLOT_CLAIM = /^\.slot-\d{1,5}$/
 /** An unfinished upload untouched this long is aborted (R2 aborts them after 7 days by default). */
 export const STALE_UPLOAD_MS = 7 * 24 * 60 * 60 * 1000
-/** How often, at most, creating an upload sweeps the stale ones. */
-const SWEEP_EVERY_MS = 60 * 60 * 1000
+/** How often, at most, the store sweeps abandoned uploads (multipart ones on create, single-PUT files on put). */
+export const SWEEP_EVERY_MS = 60 * 60 * 1000
 /** Read size when copying parts: large enough that the copy runs at disk speed. */
 const COPY_CHUNK = 4 * 1024 * 1024
 

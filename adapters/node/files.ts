@@ -21,7 +21,7 @@ import { Readable } from 'node:stream'
 import { EpisodicError } from '../../src/errors.ts'
 import { isSafeKey } from '../../src/storage/keys.ts'
 import type { BlobFiles } from '../../src/storage/types.ts'
-import { diskMultipart } from './files-multipart.ts'
+import { diskMultipart, SWEEP_EVERY_MS } from './files-multipart.ts'
 
 const META = '.meta'
 /**
@@ -93,7 +93,7 @@ export function createDiskFiles(dir: string): BlobFiles {
       const { data } = pathsOf(key)
       await mkdir(dirname(data), { recursive: true })
       await mkdir(temps, { recursive: true })
-      if (Date.now() - tempsSweptAt >= SWEEP_TEMPS_EVERY_MS) {
+      if (Date.now() - tempsSweptAt >= SWEEP_EVERY_MS) {
         tempsSweptAt = Date.now()
         await sweepStaleTemps(temps, tempsSweptAt - STALE_TEMP_MS).catch(() => {})
       }
@@ -154,8 +154,6 @@ export function createDiskFiles(dir: string): BlobFiles {
   }
 }
 
-/** How often, at most, storing an object sweeps the abandoned single-PUT files. */
-const SWEEP_TEMPS_EVERY_MS = 60 * 60 * 1000
 /** A single-PUT file untouched this long was abandoned (an upload writes to it as it arrives). */
 export const STALE_TEMP_MS = 24 * 60 * 60 * 1000
 

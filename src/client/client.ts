@@ -12,6 +12,7 @@
  * await client.upload(opened.upload_urls[0], bytes)
  * await client.finalizeEpisode(opened.episode_id, { duration_s: 12.5 })
  */
+import { parseApiKey } from '../auth/keys.ts'
 import { jsonText, parseJson } from '../http/json.ts'
 import { type ClientOptions, resolveClientConfig } from './config.ts'
 import { AuthError, ConflictError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
@@ -177,7 +178,7 @@ export class EpisodicClient {
    * keys its resume state by it, whichever instance URL it reaches).
    */
   get keyId(): string | null {
-    return /^epk_([a-z2-7]{12})_/.exec(this.#apiKey)?.[1] ?? null
+    return parseApiKey(this.#apiKey)?.keyId ?? null
   }
 
   /** Builds a client from options, the environment or the credentials file (see `resolveClientConfig`). */

@@ -35,6 +35,7 @@ import type { AppEnv, Deps } from '../context.ts'
 import { sha256Hex } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
 import { readBodyText, requireJsonContentType } from '../http/body.ts'
+import { hexUuid } from '../http/fields.ts'
 import { IDEMPOTENCY_KEY_SYNTAX } from './ingest-schemas.ts'
 import { parseJson, sendJson } from '../http/json.ts'
 
@@ -128,8 +129,7 @@ async function resourceId(sha256: Deps['sha256'], clientId: string, key: string,
   const hex = (await sha256Hex(sha256, `idempotent resource\n${clientId}\n${key}\n${firstUsed.toISOString()}`)).slice(0, 32).split('')
   hex[12] = '4'
   hex[16] = '89ab'[parseInt(hex[16]!, 16) & 3]!
-  const h = hex.join('')
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  return hexUuid(hex.join(''))
 }
 
 /** Claims the key for this request, or says why not (replay, 409, 422). */

@@ -8,6 +8,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.ts'
+import { hexUuid } from '../http/fields.ts'
 
 /** Prefixes from 4 to 32 hex digits (dashes as in a UUID allowed) count as short ids. */
 const SHORT_ID = /^[0-9a-f]{4}[0-9a-f-]{0,32}$/i
@@ -17,8 +18,7 @@ export function shortIdRange(text: string): { low: string; high: string } | null
   if (!SHORT_ID.test(text)) return null
   const hex = text.toLowerCase().replaceAll('-', '')
   if (hex.length < 4 || hex.length > 32) return null
-  const uuid = (digits: string) => `${digits.slice(0, 8)}-${digits.slice(8, 12)}-${digits.slice(12, 16)}-${digits.slice(16, 20)}-${digits.slice(20)}`
-  return { low: uuid(hex.padEnd(32, '0')), high: uuid(hex.padEnd(32, 'f')) }
+  return { low: hexUuid(hex.padEnd(32, '0')), high: hexUuid(hex.padEnd(32, 'f')) }
 }
 
 /** Ids of the caller's episodes starting with `prefix` (at most `limit`), oldest first. */

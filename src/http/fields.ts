@@ -137,6 +137,11 @@ JSON_SCHEMA_OF.set(idString, { type: 'string', format: 'uuid' })
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** 32 hex digits written as a UUID (8-4-4-4-12). */
+export function hexUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`
+}
+
 /** True when `id` is a UUID; malformed ids in paths answer 404, never reach SQL. */
 export function isUuid(id: string): boolean {
   return UUID_RE.test(id)

@@ -310,16 +310,18 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
     it('limits portal sign-in per address to 10 tries a minute with 429 and Retry-After', async () => {
       // Its own service: the failed sign-ins above count against this address too.
       const own = await startService(kind)
+      const signIn = (apiKey: string) =>
+        fetch(`${own.url}/portal/login`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: own.url },
+          body: new URLSearchParams({ api_key: apiKey }),
+        })
       try {
         // Successful sign-ins (a portal user, or a test suite, signing in often) use none of the limit.
         const { key } = await own.newTenant()
         for (let i = 0; i < 12; i++) {
-          const ok = await fetch(`${own.url}/portal/login`, {
-            method: 'POST',
-            redirect: 'manual',
-            headers: { 'content-type': 'application/x-www-form-urlencoded', origin: own.url },
-            body: new URLSearchParams({ api_key: key }),
-          })
+          const ok = await signIn(key)
           expect(ok.status).toBe(303)
           // Not counted, so nothing of the limit is used up.
           expect(ok.headers.get('ratelimit-remaining')).toBe('10')
@@ -328,12 +330,7 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
         const statuses: number[] = []
         let last: Response | undefined
         for (let i = 0; i < 11; i++) {
-          last = await fetch(`${own.url}/portal/login`, {
-            method: 'POST',
-            redirect: 'manual',
-            headers: { 'content-type': 'application/x-www-form-urlencoded', origin: own.url },
-            body: new URLSearchParams({ api_key: 'epk_wrong' }),
-          })
+          last = await signIn('epk_wrong')
           statuses.push(last.status)
           if (i < 10) await last.body?.cancel()
         }
@@ -343,12 +340,7 @@ describe.each(DATABASES)('reliability over HTTP on %s', (kind) => {
         expect(last!.headers.get('ratelimit-limit')).toBe('10')
         expect(await last!.text()).toContain('Too many tries')
         // Once refused, a right key waits for the window too.
-        const blocked = await fetch(`${own.url}/portal/login`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: own.url },
-          body: new URLSearchParams({ api_key: key }),
-        })
+        const blocked = await signIn(key)
         expect(blocked.status).toBe(429)
         await blocked.body?.cancel()
       } finally {

@@ -298,8 +298,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   // The prompt of each episode in progress (episodes replay concurrently with `concurrency`).
   const prompts = new Map<number, string>()
 
-  /** One `infer` round trip: the server's answer, keys renamed. */
   let mapChecked = false
+  /** One `infer` round trip: the server's answer, keys renamed. */
   const infer = async (observation: Observation, context: StepContext): Promise<Action> => {
     const prompt = prompts.get(context.episodeIndex)
     const sent: Record<string, unknown> = prompt === undefined ? observation : { ...observation, prompt }
