@@ -15,29 +15,47 @@ function controlled() {
 const tick = () => new Promise((r) => setTimeout(r, 0))
 
 describe('Prefetcher', () => {
-  it('reads ahead up to the episode limit while nothing is taken', async () => {
+  it('reads ahead up to the episode limit once a size is known', async () => {
     const { started, finish, load } = controlled()
     const ahead = new Prefetcher(load, (n) => n, 10, { bytes: 1e9, episodes: 3 })
     const first = ahead.take(0)
-    expect(started).toEqual([0, 1, 2, 3])
+    expect(started).toEqual([0])
     finish.get(0)!(100)
     expect(await first).toBe(100)
+    await tick()
+    expect(started).toEqual([0, 1, 2, 3])
+  })
+
+  it('reads nothing ahead before one download has told how big episodes are', async () => {
+    const { started, finish, load } = controlled()
+    // Episodes of 500 against a budget of 256: before the first size was known, all 8
+    // read-ahead downloads started at once (8 x 500 held against a budget of 256).
+    const ahead = new Prefetcher(load, (n) => n, 10, { bytes: 256, episodes: 8 })
+    void ahead.take(0)
+    expect(started).toEqual([0])
+    finish.get(0)!(500)
+    await tick()
+    // One in flight on the estimate of 500 is over the budget: one ahead at a time.
+    expect(started).toEqual([0, 1])
   })
 
   it('stops starting downloads once fetched-but-untaken bytes reach the budget', async () => {
     const { started, finish, load } = controlled()
     const ahead = new Prefetcher(load, (n) => n, 10, { bytes: 250, episodes: 8 })
     void ahead.take(0)
-    // Nothing is known about sizes yet, so the read-ahead goes to the episode limit.
-    expect(started.length).toBe(9)
-    for (let i = 0; i <= 8; i++) finish.get(i)!(100)
+    expect(started).toEqual([0])
+    finish.get(0)!(100)
     await tick()
-    // 8 untaken episodes of 100 bytes are over the 250-byte budget: nothing more starts.
-    expect(started.length).toBe(9)
-    for (let i = 1; i <= 6; i++) void ahead.take(i)
+    // Three in flight on an estimate of 100 each: 300 is over the 250-byte budget.
+    expect(started).toEqual([0, 1, 2, 3])
+    for (let i = 1; i <= 3; i++) finish.get(i)!(100)
     await tick()
-    // Two untaken (200 bytes) plus one in flight estimated at 100 reaches 250+: one more only.
-    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    // Three fetched and untaken (300) are over the budget: nothing more starts.
+    expect(started).toEqual([0, 1, 2, 3])
+    for (let i = 1; i <= 3; i++) void ahead.take(i)
+    await tick()
+    // Nothing held: 4, 5 and 6 start (0, 100 and 200 estimated in flight before each; 300 stops).
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6])
   })
 
   it('always fetches the item a worker needs, whatever the budget', async () => {

@@ -5,7 +5,9 @@
  *
  * - `bytes`: downloads stop being started ahead once the artifacts already
  *   fetched but not yet handed to a policy, plus an estimate for those in
- *   flight (the size of the last one fetched), reach it;
+ *   flight (the size of the last one fetched), reach it; until one download
+ *   has finished there is no estimate, so nothing is read ahead while one is
+ *   in flight (episodes larger than the budget never pile up);
  * - `episodes`: at most this many episodes are fetched ahead of the ones
  *   being replayed.
  *
@@ -48,6 +50,7 @@ export class Prefetcher<T> {
   #held = 0
   #inFlight = 0
   #estimate = 0
+  #sized = false
   #stopped = false
 
   constructor(load: (index: number) => Promise<T>, sizeOf: (item: T) => number, total: number, limits: PrefetchOptions | false = {}) {
@@ -77,9 +80,15 @@ export class Prefetcher<T> {
 
   #fill(): void {
     const { bytes, episodes } = this.#limits
-    while (!this.#stopped && this.#started < this.#total && this.#started - this.#taken < episodes && this.#held + this.#inFlight * this.#estimate < bytes) {
+    while (!this.#stopped && this.#started < this.#total && this.#started - this.#taken < episodes && this.#withinBudget(bytes)) {
       this.#start()
     }
+  }
+
+  #withinBudget(bytes: number): boolean {
+    // No size seen yet: one download at a time, until one tells how big episodes are.
+    if (!this.#sized && this.#inFlight > 0) return false
+    return this.#held + this.#inFlight * this.#estimate < bytes
   }
 
   #start(): void {
@@ -92,6 +101,7 @@ export class Prefetcher<T> {
         this.#inFlight--
         slot.size = this.#sizeOf(item)
         this.#estimate = slot.size
+        this.#sized = true
         if (!slot.taken) this.#held += slot.size
         this.#fill()
       },
