@@ -105,6 +105,24 @@ describe('client uploads', () => {
     expect(await same(await downloaded(client, episode_id, 'actions'), tiny)).toBe(true)
   }, TIMEOUT)
 
+  it('stops sending parts once one is refused for good: none starts after it, none runs after the error', async () => {
+    const parts: number[] = []
+    const client = clientWith((url) => {
+      const part = Number(new URL(url).searchParams.get('partNumber'))
+      parts.push(part)
+      if (part === 1) return new Response('<Error><Code>InvalidArgument</Code><Message>refused</Message></Error>', { status: 400 })
+      return undefined
+    })
+    const { episode_id } = await client.openEpisode({ request_uploads: [] })
+    // 8 parts of 5 MiB, two in flight: part 1 is refused while part 2 is on its way.
+    const body = blobOf(40 * MiB, 9)
+    await expect(uploadArtifact(client, { episodeId: episode_id, kind: 'video', body }, { ...small, concurrency: 2 })).rejects.toThrow(/part 1 of video refused/)
+    const afterError = parts.length
+    await new Promise((r) => setTimeout(r, 300))
+    expect(parts.length).toBe(afterError)
+    expect(parts.sort()).toEqual([1, 2])
+  }, TIMEOUT)
+
   it('leaves the part size to the server unless one is given (it grows past 625 GiB)', async () => {
     const created: unknown[] = []
     const spying: typeof fetch = async (input, init) => {

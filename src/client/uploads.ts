@@ -258,13 +258,30 @@ async function uploadMultipart(client: EpisodicClient, upload: ArtifactUpload, o
   for (const n of etags.keys()) report(sizeOf(n))
 
   const queue = Array.from({ length: p.partCount }, (_, i) => i + 1).filter((n) => !etags.has(n))
+  // The first part that fails for good stops the others: no part starts after it, those in
+  // flight are aborted, and the error is thrown once every worker has stopped.
+  const stop = new AbortController()
+  const onAbort = () => stop.abort(o.signal!.reason)
+  if (o.signal?.aborted) onAbort()
+  else o.signal?.addEventListener('abort', onAbort, { once: true })
+  const partOptions = { ...o, signal: stop.signal }
+  let failure: { error: unknown } | undefined
   const worker = async () => {
+    try {
+      await putParts()
+    } catch (error) {
+      failure ??= { error }
+      queue.length = 0
+      stop.abort(error)
+    }
+  }
+  const putParts = async () => {
     for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
       const start = (n - 1) * p.partSize
       const partNumber = n
       const etag = await putWithRetries(
         client,
-        o,
+        partOptions,
         `part ${n} of ${kind}`,
         body,
         [start, sizeOf(n)],
@@ -280,6 +297,8 @@ async function uploadMultipart(client: EpisodicClient, upload: ArtifactUpload, o
     }
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, queue.length)) }, worker))
+  o.signal?.removeEventListener('abort', onAbort)
+  if (failure) throw failure.error
   const parts = [...etags].sort(([a], [b]) => a - b).map(([part_number, etag]) => ({ part_number, etag }))
   const done = await client.completeMultipart(episodeId, p.uploadId, { parts })
   if (done.size !== body.size) {
