@@ -32,3 +32,17 @@ describe('createNodeApp on the embedded database', () => {
     expect(await sharedBuffers({})).toBe('128MB')
   }, 120_000)
 })
+
+describe('createNodeApp when its start fails', () => {
+  it('closes the database and releases the data folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
+    dirs.push(dir)
+    await seedDataDir(dir)
+    const config = readConfig({ EPISODIC_DATA_DIR: dir, EPISODIC_STORAGE: 'none', EPISODIC_WEBHOOK_INTERVAL_MS: '0', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' })
+    const deaf = { listen: () => Promise.reject(new Error('LISTEN refused')) }
+    await expect(createNodeApp(config, { revocations: deaf }, { control: false })).rejects.toThrow('LISTEN refused')
+    // The folder is free again: before, the failed start kept its lock (and its PGlite) open.
+    const node = await createNodeApp(config, {}, { control: false })
+    await node.close()
+  }, 120_000)
+})

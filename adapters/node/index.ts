@@ -96,7 +96,15 @@ export async function createNodeApp(config: EpisodicConfig, overrides: Partial<E
     db,
     storage: overrides.storage === undefined ? nodeStorage(config) : overrides.storage,
   })
-  await app.ready
+  try {
+    await app.ready
+  } catch (error) {
+    // Its start failed (listening for revocations, say): nothing the caller cannot close stays open.
+    await app.close().catch(() => {})
+    if (!overrides.db) await db.destroy().catch(() => {})
+    lock?.release()
+    throw error
+  }
   // The data folder is this process's: admin verbs reach its database through here.
   // Without it (a temp folder that refuses sockets, say) the server still serves; admin verbs then ask to stop it.
   const control = lock && options.control !== false
