@@ -124,25 +124,26 @@ export function createDiskFiles(dir: string): BlobFiles {
         throw error
       })
       if (!handle) return null
-      const info = await handle.stat()
-      if (!info.isFile()) {
-        await handle.close()
-        return null
-      }
-      const known = await readMeta(meta)
-      // The sidecar is trusted only if it describes this very file version.
-      const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
-      if (info.size > WHOLE_READ_MAX) {
-        return { body: Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>, size: info.size, etag, lastModified: info.mtime }
-      }
-      let bytes: Uint8Array<ArrayBuffer>
+      let streamed = false
       try {
+        const info = await handle.stat()
+        if (!info.isFile()) return null
+        const known = await readMeta(meta)
+        // The sidecar is trusted only if it describes this very file version.
+        const etag = known && known.size === info.size && known.mtimeMs === info.mtimeMs ? known.etag : await md5Of(data)
+        if (info.size > WHOLE_READ_MAX) {
+          // The stream closes the handle when it ends or is cancelled.
+          const body = Readable.toWeb(handle.createReadStream()) as unknown as ReadableStream<Uint8Array>
+          streamed = true
+          return { body, size: info.size, etag, lastModified: info.mtime }
+        }
         // A buffer of its own (readFile allocates it), never a shared one.
-        bytes = (await handle.readFile()) as Uint8Array<ArrayBuffer>
+        const bytes = (await handle.readFile()) as Uint8Array<ArrayBuffer>
+        return { body: bytes, size: info.size, etag, lastModified: info.mtime }
       } finally {
-        await handle.close()
+        // Closed on every other way out, an error included (a leaked handle counts against EMFILE).
+        if (!streamed) await handle.close()
       }
-      return { body: bytes, size: info.size, etag, lastModified: info.mtime }
     },
     async getRange(key, start, end) {
       const handle = await open(pathsOf(key).data, 'r').catch((error: NodeJS.ErrnoException) => {
