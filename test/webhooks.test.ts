@@ -418,6 +418,29 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     expect(waits[1]).toBeLessThanOrEqual(36_000)
   }, SLOW)
 
+  it('says when a batch was full (the limit as used, not as given); a secret that cannot sign fails only its own attempt', async () => {
+    await freshData()
+    const server = await startServer(false)
+    const db = server.app.deps.db
+    const lab = await tenant(server.app)
+    const added = []
+    for (const i of [0, 1, 2]) added.push(await endpoint(server.app, lab.name, `/more-${kind}-${i}`))
+    await db.updateTable('webhook_endpoints').set({ secret: 'damaged' }).where('id', '=', added[0]!.webhook_id).execute()
+    const runId = await evalRun(server.url, lab.key)
+    expect((await finalize(server.url, lab.key, runId)).status).toBe(200)
+    const ok = () => Promise.resolve(new Response(null, { status: 204 }))
+    // A limit of 2.5 is used as 2: the loop that compared with the limit given never saw a full batch.
+    const first = await deliverWebhooks({ db, clock, fetch: ok, limit: 2.5 })
+    expect(first).toMatchObject({ attempted: 2, more: true })
+    const second = await deliverWebhooks({ db, clock, fetch: ok, limit: 2.5 })
+    expect(second).toMatchObject({ attempted: 1, more: false })
+    expect(first.delivered + second.delivered).toBe(2)
+    expect(first.retrying + second.retrying).toBe(1)
+    const rows = await deliveryRows(server.app, runId)
+    expect(rows.filter((row) => row.status === 'delivered')).toHaveLength(2)
+    expect(rows.find((row) => row.status === 'pending')).toMatchObject({ attempts: 1, last_error: 'cannot sign: a webhook secret starts with whsec_', lease_token: null })
+  }, SLOW)
+
   it('a stop signal interrupts every attempt of a large batch, with one listener on the signal', async () => {
     await freshData()
     const server = await startServer(false)
@@ -445,7 +468,7 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
       })
       await until('all twelve attempts under way', () => started === 12)
       stop.abort()
-      expect(await batch).toEqual({ attempted: 12, delivered: 0, retrying: 12, failed: 0 })
+      expect(await batch).toEqual({ attempted: 12, delivered: 0, retrying: 12, failed: 0, more: false })
       // Node reports a possible leak (asynchronously) past ten listeners on one signal.
       await new Promise((r) => setTimeout(r, 50))
       expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([])

@@ -145,7 +145,7 @@ export function createWorker(options: WorkerOptions = {}): EpisodicWorker {
           if (options.migrate !== false) await isolate.migrated()
           for (let batch = 0; batch < (options.webhookBatches ?? 10); batch++) {
             const report = await deliverWebhooks({ db, clock, fetch: (url, init) => fetch(url, init), limit: 20 })
-            if (report.attempted < 20) break
+            if (!report.more) break
           }
         })
       } catch (error) {

@@ -60,6 +60,8 @@ export interface DeliveryReport {
   retrying: number
   /** Failed attempts after which the 24 hours were over: given up. */
   failed: number
+  /** The batch was full (as many claimed as the limit allowed): more may be due now. */
+  more: boolean
 }
 
 /** Retries stop once this long has passed since the event. */
@@ -120,7 +122,7 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
   const clock = options.clock ?? systemClock
   const timeoutMs = options.timeoutMs ?? 15_000
   const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 20)))
-  if (options.signal?.aborted) return { attempted: 0, delivered: 0, retrying: 0, failed: 0 }
+  if (options.signal?.aborted) return { attempted: 0, delivered: 0, retrying: 0, failed: 0, more: false }
   const random = options.random ?? webRandom
   const token = toHex(random.bytes(16))
   const now = clock.now()
@@ -142,7 +144,7 @@ export async function deliverWebhooks(options: DeliverOptions): Promise<Delivery
     where d.id = due.id and e.id = d.endpoint_id
     returning d.id, d.payload, d.attempts, d.created_at, e.url, e.secret`.execute(options.db)
 
-  const report: DeliveryReport = { attempted: claimed.rows.length, delivered: 0, retrying: 0, failed: 0 }
+  const report: DeliveryReport = { attempted: claimed.rows.length, delivered: 0, retrying: 0, failed: 0, more: claimed.rows.length === limit }
   // One listener on the caller's signal for the whole batch, not one per attempt
   // (more than ten listeners on one signal make Node warn of a leak).
   const inFlight = new Set<AbortController>()
@@ -218,10 +220,12 @@ async function attempt(
   inFlight: Set<AbortController>,
   stop?: AbortSignal,
 ): Promise<Outcome> {
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'episodic-webhooks/1',
-    ...(await signedHeaders(row.secret, row.id, at, row.payload)),
+  let headers: Record<string, string>
+  try {
+    headers = { 'content-type': 'application/json', 'user-agent': 'episodic-webhooks/1', ...(await signedHeaders(row.secret, row.id, at, row.payload)) }
+  } catch (error) {
+    // A secret that cannot sign (damaged in the database) fails this attempt, not the whole batch.
+    return { ok: false, status: null, error: `cannot sign: ${describe(error)}` }
   }
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), timeoutMs)

@@ -40,7 +40,7 @@ export function startWebhookDelivery(options: WebhookLoopOptions): WebhookLoop {
   const pass = async () => {
     try {
       // Drain: a full batch means more may be due.
-      while (!stopped && (await deliverWebhooks({ ...options, limit, signal: stopping.signal })).attempted === limit) {
+      while (!stopped && (await deliverWebhooks({ ...options, limit, signal: stopping.signal })).more) {
         // The condition is the pass; the body has nothing left to do.
       }
     } catch (error) {
