@@ -164,6 +164,14 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     const raw = (body: string) => ({ raw: body, headers: { 'content-type': 'application/json' } })
     const open = await api('/api/ingest/episode', raw('{"metadata":{"gain":[1,-1e400]}}'))
     expect([open.status, open.body.error]).toEqual([400, "metadata.gain[1]: must be a finite number (beyond a double's range)"])
+    // The same answer when a long integer elsewhere in the body sends it through the exact parser
+    // (which had read 1e400 as a 401-digit integer and stored it).
+    for (const other of ['"seed":9007199254740993', '"y":1.0000000000000002']) {
+      const mixed = await api('/api/ingest/episode', raw(`{${other},"metadata":{"x":1e400},"request_uploads":[]}`))
+      expect([mixed.status, mixed.body.error], other).toEqual([400, "metadata.x: must be a finite number (beyond a double's range)"])
+    }
+    const fps = await api('/api/ingest/episode', raw('{"seed":9007199254740993,"fps":1e400}'))
+    expect([fps.status, fps.body.error]).toEqual([400, "fps: must be a finite number (beyond a double's range)"])
     const id = await episode()
     const finalize = await api(`/api/ingest/episode/${id}/finalize`, raw('{"metadata":{"x":1e999}}'))
     expect([finalize.status, finalize.body.error]).toEqual([400, "metadata.x: must be a finite number (beyond a double's range)"])

@@ -55,6 +55,12 @@ describe('exact JSON integers', () => {
     expect(parseJson('{"s":9007199254740991}', 'unsafe')).toEqual({ s: 9007199254740991 })
   })
 
+  it('reads a literal beyond a double as Infinity on either path, as JSON.parse does', () => {
+    for (const mode of ['inexact', 'unsafe'] as const) {
+      expect(parseJson('{"x":1e400,"y":-1e999,"seed":9007199254740993}', mode)).toEqual({ x: Infinity, y: -Infinity, seed: 9007199254740993n })
+    }
+  })
+
   it('takes JSON.parse for text without 16 digits in a row and fails like it', () => {
     expect(parseJson('{"seed":123456789012345}')).toEqual({ seed: 123456789012345 })
     expect(() => parseJson('{"seed":1234567890123456')).toThrow(SyntaxError)

@@ -56,6 +56,8 @@ export function exactInteger(text: string): bigint | undefined {
 
 const inexact = (text: string): number | bigint => {
   const n = Number(text)
+  // Beyond a double's range (1e400): Infinity, as JSON.parse reads it, for the validator to refuse.
+  if (!Number.isFinite(n)) return n
   const exact = exactInteger(text)
   if (exact === undefined || (Number.isSafeInteger(n) && BigInt(n) === exact)) return n
   // A number only if writing it gives back these very digits (what JSON.stringify wrote
@@ -66,6 +68,7 @@ const inexact = (text: string): number | bigint => {
 
 const unsafe = (text: string): number | bigint => {
   const n = Number(text)
+  if (!Number.isFinite(n)) return n
   const exact = exactInteger(text)
   return exact === undefined || (Number.isSafeInteger(n) && BigInt(n) === exact) ? n : exact
 }
