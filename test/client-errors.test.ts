@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EpisodicClient } from '../src/client/client.ts'
 import { AuthError, TransportError, ValidationError } from '../src/client/errors.ts'
 import type { Observation } from '../src/replay/episode.ts'
+import { recordEpisode } from '../src/client/uploads.ts'
 import { completeRun, createRun } from '../src/replay/eval-run.ts'
 import { runAgainst } from '../src/replay/run.ts'
 import { recordBaseline } from './helpers/baselines.ts'
@@ -121,5 +122,29 @@ describe('client library errors', () => {
     await expect(stopped).rejects.toMatchObject({ status: 401 })
     expect(done).toEqual([1])
     await expect(completeRun(run)).rejects.toBeInstanceOf(AuthError)
+  })
+})
+
+describe('client library errors by status', () => {
+  const answering = (response: () => Response) => new EpisodicClient({ apiKey: tenant.key, baseUrl: 'http://service.test', fetch: (() => Promise.resolve(response())) as typeof fetch })
+
+  it('takes a 415 as a refused payload and a 429 as a ServerError with its Retry-After', async () => {
+    const refused = answering(() => Response.json({ error: 'body must be sent as application/json' }, { status: 415 }))
+    await expect(refused.openEpisode({})).rejects.toMatchObject({ name: 'ValidationError', status: 415 })
+    const limited = answering(() => Response.json({ error: 'too many requests' }, { status: 429, headers: { 'retry-after': '7' } }))
+    await expect(limited.openEpisode({})).rejects.toMatchObject({ name: 'ServerError', status: 429, retryAfterSeconds: 7 })
+  })
+
+  it("recordEpisode's retried open waits at least what a 429 asked, and never retries a 415", async () => {
+    let calls = 0
+    const waits: number[] = []
+    const sleep = (ms: number) => (waits.push(ms), Promise.resolve())
+    const limited = answering(() => (++calls, Response.json({ error: 'slow down' }, { status: 429, headers: { 'retry-after': '3' } })))
+    await expect(recordEpisode(limited, { artifacts: {}, idempotencyKey: 'k-429' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({ status: 429 })
+    expect([calls, waits]).toEqual([3, [3000, 3000]])
+    calls = 0
+    const refused = answering(() => (++calls, Response.json({ error: 'wrong type' }, { status: 415 })))
+    await expect(recordEpisode(refused, { artifacts: {}, idempotencyKey: 'k-415' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({ status: 415 })
+    expect(calls).toBe(1)
   })
 })

@@ -342,7 +342,7 @@ export class EpisodicClient {
       return parsed as T
     }
     const message = (parsed as { error?: string } | undefined)?.error ?? (text.slice(0, 200) || response.statusText)
-    throw httpError(response.status, `${method} ${path}: ${message}`)
+    throw httpError(response.status, `${method} ${path}: ${message}`, response.headers.get('retry-after'))
   }
 
   async #send(url: string, init: RequestInit, what: string): Promise<Response> {
@@ -358,13 +358,15 @@ export class EpisodicClient {
   }
 }
 
-function httpError(status: number, message: string): Error {
+function httpError(status: number, message: string, retryAfter: string | null = null): Error {
   if (status === 401) return new AuthError(message)
   if (status === 403) return new AuthError(message, 403)
   if (status === 404) return new NotFoundError(message)
   if (status === 409) return new ConflictError(message)
-  if (status === 400 || status === 413 || status === 422) return new ValidationError(message, status)
-  return new ServerError(message, status)
+  if (status === 400 || status === 413 || status === 415 || status === 422) return new ValidationError(message, status)
+  // A 429 is the service asking to slow down: a ServerError, with how long to wait when it says.
+  const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined
+  return new ServerError(message, status, seconds)
 }
 
 function idempotencyHeader(options: CreateOptions): Record<string, string> {

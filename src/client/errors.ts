@@ -63,11 +63,11 @@ export class NotFoundError extends EpisodicClientError {
   }
 }
 
-/** The server rejected the payload (HTTP 400 or 413), for example a metric blob. */
+/** The server rejected the payload (HTTP 400, 413, 415 or 422), for example a metric blob. */
 export class ValidationError extends EpisodicClientError {
   /** Always `'ValidationError'`, so errors can be told apart by name across bundles. */
   override readonly name = 'ValidationError'
-  /** Builds the error; `message` says the field the server rejected; `status` is 400 or 413. */
+  /** Builds the error; `message` says the field the server rejected; `status` is 400, 413, 415 or 422. */
   constructor(message: string, status = 400) {
     super('validation', message, status)
   }
@@ -83,12 +83,22 @@ export class ConflictError extends EpisodicClientError {
   }
 }
 
-/** The service failed (HTTP 5xx); retrying with backoff is the caller's decision. */
+/**
+ * The service failed (HTTP 5xx) or asked to slow down (429, with
+ * `retryAfterSeconds` from its `Retry-After`); retrying with backoff is the
+ * caller's decision.
+ */
 export class ServerError extends EpisodicClientError {
   /** Always `'ServerError'`, so errors can be told apart by name across bundles. */
   override readonly name = 'ServerError'
-  /** Builds the error; `message` says the server's message; `status` is the 5xx status. */
-  constructor(message: string, status: number) {
+  /**
+   * Builds the error.
+   *
+   * @param message the server's message
+   * @param status the 5xx or 429 status
+   * @param retryAfterSeconds the answer's `Retry-After` in seconds, when it had one
+   */
+  constructor(message: string, status: number, readonly retryAfterSeconds?: number) {
     super('server', message, status)
   }
 }

@@ -410,7 +410,9 @@ async function openWithRetries(client: EpisodicClient, body: OpenEpisodeRequest,
     } catch (error) {
       const transient = error instanceof TransportError || error instanceof ServerError || error instanceof ConflictError
       if (idempotencyKey === undefined || !transient || attempt >= o.attempts || !(error instanceof EpisodicClientError)) throw error
-      await o.sleep(o.backoffMs * 2 ** (attempt - 1))
+      // A 429's Retry-After is the least to wait.
+      const asked = error instanceof ServerError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0
+      await o.sleep(Math.max(asked, o.backoffMs * 2 ** (attempt - 1)))
     }
   }
 }
