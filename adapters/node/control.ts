@@ -27,11 +27,14 @@ export async function startControl(dataDir: string, call: AdminCall): Promise<{ 
   rmSync(socket, { force: true })
   const server: Server = createServer((conn) => {
     let buffer = ''
+    let answered = false
     conn.setEncoding('utf8')
     conn.on('data', async (chunk) => {
+      if (answered) return // one call per connection: data after its line is not another call
       buffer += chunk
       const newline = buffer.indexOf('\n')
       if (newline < 0) return
+      answered = true
       let reply: unknown
       try {
         const { verb, args } = JSON.parse(buffer.slice(0, newline)) as { verb: string; args: string[] }
