@@ -186,6 +186,7 @@ type Plan = 'answer' | 'answer, then close' | 'die'
 function scriptedServer(plan: (connection: number, x: number) => Plan, refuse: (connection: number) => boolean = () => false) {
   const received: [connection: number, x: number][] = []
   let opened = 0
+  let closedByClient = 0
   class Socket implements WebSocketLike {
     binaryType = 'blob'
     readyState = 0
@@ -224,6 +225,7 @@ function scriptedServer(plan: (connection: number, x: number) => Plan, refuse: (
       }, 1)
     }
     close() {
+      closedByClient++
       this.#close(1000)
     }
     #close(code: number) {
@@ -238,7 +240,7 @@ function scriptedServer(plan: (connection: number, x: number) => Plan, refuse: (
       for (const listener of this.#listeners.get(type) ?? []) listener(event)
     }
   }
-  return { Socket, received, opened: () => opened }
+  return { Socket, received, opened: () => opened, closedByClient: () => closedByClient }
 }
 
 const at = (episodeIndex: number, step: number, steps = 2): StepContext => ({ episodeIndex, step, steps, baselineEpisodeId: 'b' })
@@ -307,6 +309,29 @@ describe('websocketPolicy when the connection ends', () => {
       'policy server ws://fake went away and could not be reached again within 0.3 s (cannot connect to policy server ws://fake: connect ECONNREFUSED 127.0.0.1:1)',
     )
     expect(server.opened()).toBeGreaterThan(2)
+  })
+
+  it('close() while a connection is being made closes it once made', async () => {
+    const server = scriptedServer(() => 'answer')
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
+    const opening = policy.open()
+    await policy.close()
+    await opening
+    // Before, close() saw no connection yet and returned; the one then made stayed open.
+    expect([server.opened(), server.closedByClient()]).toEqual([1, 1])
+  })
+
+  it('close() stops waiting for a server that went away', async () => {
+    const server = scriptedServer((_, x) => (x === 1 ? 'die' : 'answer'), (connection) => connection > 1)
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket, reconnectMs: 60_000 })
+    await policy.reset!(at(0, 0))
+    await policy.act(observation(0), at(0, 0))
+    await expect(policy.act(observation(1), at(0, 1))).rejects.toThrow('(code 1006)')
+    const waiting = Promise.resolve(policy.reset!(at(1, 0))).catch((error: unknown) => error)
+    const t0 = Date.now()
+    await policy.close()
+    expect(await waiting).toBeInstanceOf(TransportError)
+    expect(Date.now() - t0).toBeLessThan(10_000)
   })
 
   it('the first connection is not retried: a server that is not there is a ConfigurationError at once', async () => {

@@ -179,6 +179,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   let connecting: Promise<Connection> | null = null
   /** True once a connection got its metadata: from then on a lost server is waited for. */
   let reached = false
+  /** Set by `close()`: no connection is made after it. */
+  let closing = false
 
   // Times the oldest infer only: the ones behind it wait for the server's queue, not for one inference.
   const watch = (conn: Connection) => {
@@ -277,7 +279,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       } catch (error) {
         if (!(error instanceof Unreachable)) throw error
         const left = deadline - Date.now()
-        if (left <= 0) {
+        if (left <= 0 || closing) {
           const seconds = +(reconnectMs / 1000).toPrecision(3)
           throw new TransportError(`policy server ${options.url} went away and could not be reached again within ${seconds} s (${error.message})`)
         }
@@ -411,6 +413,9 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       }
     },
     async close() {
+      closing = true
+      // A connection being made when close() is called is closed once made.
+      await connecting?.catch(() => {})
       const open = connection
       connection = null
       if (!open) return
