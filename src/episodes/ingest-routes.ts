@@ -8,12 +8,13 @@ import type { AppEnv, Deps } from '../context.ts'
 import { readJsonBody } from '../http/body.ts'
 import { uuidParam } from '../http/fields.ts'
 import { sendJson } from '../http/json.ts'
-import { ARTIFACT_CONTENT_TYPE, type ArtifactKind, objectKey, UPLOAD_URL_SECONDS } from '../storage/types.ts'
+import type { ArtifactKind } from '../storage/types.ts'
 import { refuseArchived } from './finalize.ts'
 import { findEpisode } from './rows.ts'
 import { FinalizeEpisodeBody, OpenEpisodeBody, type OpenEpisodeResult } from './ingest-schemas.ts'
 import { idempotent } from './idempotency.ts'
 import { reopened, verifiedBytesTotal } from './upload-hooks.ts'
+import { mintUploadUrls } from './upload-urls.ts'
 
 export function ingestRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
@@ -32,19 +33,7 @@ export function ingestRoutes(deps: Deps) {
     // Sign and insert at once: the row's round trip (and its wait for the
     // turn's batch) overlaps the signing. A URL that fails to sign removes
     // the row again, so a storage failure still leaves no half-opened episode.
-    const signing = Promise.all(
-      kinds.map(async (kind) => {
-        const key = objectKey(clientId, episodeId, kind)
-        const signed = await deps.storage!.presignPut({
-          key,
-          contentType: ARTIFACT_CONTENT_TYPE[kind],
-          now,
-          expiresInSeconds: UPLOAD_URL_SECONDS,
-          origin,
-        })
-        return { kind, url: signed.url, expires_at: signed.expiresAt.toISOString(), public_url: deps.storage!.publicUrl(key) }
-      }),
-    )
+    const signing = deps.storage ? mintUploadUrls(deps.storage, clientId, episodeId, kinds, origin, now) : Promise.resolve([])
     const inserting = made ? Promise.resolve() : deps.episodes.insert({
       id: episodeId,
       clientId,
