@@ -17,6 +17,7 @@ import { jsonText, parseJson } from '../http/json.ts'
 import { type ClientOptions, resolveClientConfig } from './config.ts'
 import { AuthError, ConflictError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
 import { readSizedBody } from './download.ts'
+import { ARTIFACT_CONTENT_TYPE } from '../storage/types.ts'
 
 // The wire types are the interfaces the server's valibot schemas are typed
 // with (episodes/*-schemas.ts, eval/schemas.ts), so client and server cannot
@@ -270,7 +271,7 @@ export class EpisodicClient {
     entry: Pick<UploadUrlEntry, 'kind' | 'url'>,
     body: Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array> | string,
   ): Promise<{ etag: string | null }> {
-    const contentType = entry.kind === 'video' ? 'video/mp4' : 'application/octet-stream'
+    const contentType = ARTIFACT_CONTENT_TYPE[entry.kind]
     const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', headers: { 'content-type': contentType }, body: body as BodyInit }
     if (body instanceof ReadableStream) init.duplex = 'half'
     const response = await this.#send(entry.url, init, `upload of ${entry.kind}`)

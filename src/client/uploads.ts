@@ -20,12 +20,11 @@
  */
 import { md5 } from '@noble/hashes/legacy.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import type { ArtifactKind } from '../storage/types.ts'
+import { ARTIFACT_CONTENT_TYPE, type ArtifactKind } from '../storage/types.ts'
 import type { EpisodicClient, FinalizeEpisodeRequest, FinalizeEpisodeResult, OpenEpisodeRequest, SignedPutResult, UploadUrlEntry } from './client.ts'
 import { ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
 
 const MiB = 1024 * 1024
-const CONTENT_TYPE: Record<ArtifactKind, string> = { video: 'video/mp4', sensors: 'application/octet-stream', actions: 'application/octet-stream' }
 /** A URL is refreshed when it has less than this left. */
 const EXPIRY_MARGIN_MS = 60_000
 
@@ -206,7 +205,7 @@ async function uploadSingle(client: EpisodicClient, upload: ArtifactUpload, o: R
     `upload of ${kind}`,
     body,
     [0, body.size],
-    CONTENT_TYPE[kind],
+    ARTIFACT_CONTENT_TYPE[kind],
     async () => {
       if (!fresh()) await refresh()
       return entry!.url
