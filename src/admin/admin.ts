@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from 'kysely'
 import { REVOCATION_CHANNEL } from '../db/notify.ts'
-import { type Clock, systemClock } from '../clock.ts'
+import { type Clock, iso, systemClock } from '../clock.ts'
 import { type Random, type Sha256Ctor, sha256Hex, webRandom } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
@@ -71,13 +71,13 @@ export async function createClient(deps: AdminDeps, name: string): Promise<Clien
     .returning(['id', 'name', 'created_at'])
     .executeTakeFirst()
   if (!row) throw new EpisodicError('conflict', `client "${name}" already exists`)
-  return { id: row.id, name: row.name, created_at: new Date(row.created_at).toISOString() }
+  return { id: row.id, name: row.name, created_at: iso(row.created_at) }
 }
 
 /** Lists clients by name. */
 export async function listClients(deps: AdminDeps): Promise<ClientInfo[]> {
   const rows = await deps.db.selectFrom('clients').selectAll().orderBy('name').execute()
-  return rows.map((r) => ({ id: r.id, name: r.name, created_at: new Date(r.created_at).toISOString() }))
+  return rows.map((r) => ({ id: r.id, name: r.name, created_at: iso(r.created_at) }))
 }
 
 async function clientByName(deps: AdminDeps, name: string): Promise<{ id: string; name: string }> {
@@ -115,8 +115,8 @@ export async function listKeys(deps: AdminDeps, clientName: string): Promise<Key
   return rows.map((r) => ({
     key_id: r.key_id,
     client: client.name,
-    created_at: new Date(r.created_at).toISOString(),
-    revoked_at: r.revoked_at ? new Date(r.revoked_at).toISOString() : null,
+    created_at: iso(r.created_at),
+    revoked_at: r.revoked_at ? iso(r.revoked_at) : null,
   }))
 }
 
@@ -152,8 +152,8 @@ export async function revokeKey(deps: AdminDeps, keyId: string, client?: string)
   return {
     key_id: current.key_id,
     client: current.name,
-    created_at: new Date(current.created_at).toISOString(),
-    revoked_at: current.revoked_at ? new Date(current.revoked_at).toISOString() : null,
+    created_at: iso(current.created_at),
+    revoked_at: current.revoked_at ? iso(current.revoked_at) : null,
   }
 }
 

@@ -15,7 +15,7 @@ import type { MetricBlob } from './metric-blob.ts'
 import { columnsFromFields, type FieldRow, metricFieldsSql } from './columns.ts'
 import { DEFAULT_MAX_OOD_ACTION_SHARE, DEFAULT_MIN_EPISODES, rollupColumns, type RollupSummary } from './rollup.ts'
 import { orderSummary } from './summary-order.ts'
-import { ERROR_LIMIT } from './schemas.ts'
+import { ERROR_LIMIT, type FinalizedEvalRun } from './schemas.ts'
 import { enqueueEvalRunCompleted } from '../webhooks/outbox.ts'
 
 const RUN_NOT_FOUND = 'eval run not found'
@@ -148,15 +148,8 @@ export async function uploadResult(db: Kysely<Database>, clientId: string, runId
   })
 }
 
-export interface FinalizedRun {
-  eval_run_id: string
-  status: 'completed'
-  updated_at: string
-  summary: RollupSummary
-}
-
 /** Closes the run: leftover `pending` rows become `skipped`, the rollup is stored and returned. */
-export async function finalizeEvalRun(db: Kysely<Database>, clientId: string, runId: string, now: Date): Promise<FinalizedRun> {
+export async function finalizeEvalRun(db: Kysely<Database>, clientId: string, runId: string, now: Date): Promise<FinalizedEvalRun> {
   return await db.transaction().execute(async (trx) => {
     const run = await trx
       .selectFrom('eval_runs')

@@ -4,6 +4,7 @@
  */
 import type { MetricName, MetricSummary } from '../eval/rollup.ts'
 import { jsonText } from '../http/json.ts'
+import { isShareMetric } from '../eval/numbers.ts'
 
 /** Shown wherever a value is absent. */
 export const NONE = '—'
@@ -18,22 +19,17 @@ export function formatNumber(n: number | null | undefined): string {
   return String(Number(n.toFixed(3)))
 }
 
-/** Metrics that are shares of episodes (or steps) and read best as percentages. */
-export function isShare(name: MetricName): boolean {
-  return name === 'success_rate' || name === 'collision_rate' || name === 'ood_action_share'
-}
-
 /** One side of a rollup metric: `75%` for shares, the number otherwise. */
 export function formatMetric(name: MetricName, n: number | null): string {
   if (n === null) return NONE
-  return isShare(name) ? `${formatNumber(n * 100)}%` : formatNumber(n)
+  return isShareMetric(name) ? `${formatNumber(n * 100)}%` : formatNumber(n)
 }
 
 /** A delta with its sign: `+2`, `-0.5`, `+25 pp` for shares. */
 export function formatDelta(name: MetricName, delta: number | null): string {
   if (delta === null) return NONE
-  const text = isShare(name) ? `${formatNumber(Math.abs(delta) * 100)} pp` : formatNumber(Math.abs(delta))
-  return delta > 0 ? `+${text}` : delta < 0 ? `-${text}` : isShare(name) ? '0 pp' : '0'
+  const text = isShareMetric(name) ? `${formatNumber(Math.abs(delta) * 100)} pp` : formatNumber(Math.abs(delta))
+  return delta > 0 ? `+${text}` : delta < 0 ? `-${text}` : isShareMetric(name) ? '0 pp' : '0'
 }
 
 /** The better/worse mark of a metric row: its class and its words. */

@@ -4,7 +4,7 @@
  * Standard Webhooks secret, shown once when it is added.
  */
 import type { AdminDeps } from '../admin/admin.ts'
-import { systemClock } from '../clock.ts'
+import { iso, systemClock } from '../clock.ts'
 import { toHex, webRandom } from '../crypto.ts'
 import { EpisodicError } from '../errors.ts'
 import { newSigningSecret } from './signature.ts'
@@ -85,7 +85,7 @@ export async function listWebhooks(deps: Pick<AdminDeps, 'db' | 'random' | 'cloc
     .orderBy('created_at')
     .orderBy('id')
     .execute()
-  return rows.map((r) => ({ webhook_id: r.id, client: client.name, url: r.url, created_at: new Date(r.created_at).toISOString() }))
+  return rows.map((r) => ({ webhook_id: r.id, client: client.name, url: r.url, created_at: iso(r.created_at) }))
 }
 
 /** Removes an endpoint and its pending and past deliveries. */
@@ -97,5 +97,5 @@ export async function removeWebhook(deps: Pick<AdminDeps, 'db' | 'random' | 'clo
     .executeTakeFirst()
   if (!row) throw new EpisodicError('not_found', `no webhook with id "${webhookId}"`)
   const client = await deps.db.selectFrom('clients').select('name').where('id', '=', row.client_id).executeTakeFirst()
-  return { webhook_id: row.id, client: client?.name ?? row.client_id, url: row.url, created_at: new Date(row.created_at).toISOString() }
+  return { webhook_id: row.id, client: client?.name ?? row.client_id, url: row.url, created_at: iso(row.created_at) }
 }

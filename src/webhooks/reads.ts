@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Database, WebhookDeliveryStatus } from '../db/schema.ts'
+import { iso } from '../clock.ts'
 
 export interface DeliveryView {
   delivery_id: string
@@ -28,7 +29,6 @@ export interface EndpointView {
   deliveries: DeliveryView[]
 }
 
-const iso = (value: Date | string) => new Date(value).toISOString()
 const isoOrNull = (value: Date | string | null) => (value === null ? null : iso(value))
 
 /** The client's endpoints, oldest first, each with its `perEndpoint` newest deliveries. */
