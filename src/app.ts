@@ -120,7 +120,7 @@ export function createApp(options: EpisodicOptions): EpisodicApp {
   const logger = options.logger ?? { error: (message, error) => console.error(message, error) }
   const random = options.random ?? webRandom
   // Without one given, the key every instance on the database shares (kept in it).
-  const sessionSecret = options.sessionSecret ?? (() => databaseSecret(options.db, 'portal_session', random))
+  const sessionSecret = options.sessionSecret ?? (() => databaseSecret(options.db, 'portal_session', random, clock))
   const deps: Deps = {
     db: options.db,
     episodes: createEpisodeWriter(options.db, options.batchWrites),

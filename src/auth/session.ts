@@ -15,7 +15,7 @@
 import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock.ts'
+import { type Clock, systemClock } from '../clock.ts'
 import { base64url, type Random, type Sha256Ctor, timingSafeEqual } from '../crypto.ts'
 import type { Database } from '../db/schema.ts'
 import { isUuid } from '../http/fields.ts'
@@ -108,9 +108,9 @@ export function createSessions(options: SessionOptions): Sessions {
  * @example
  * const sessions = createSessions({ db, sha256, clock, secret: () => databaseSecret(db, 'portal_session', webRandom) })
  */
-export async function databaseSecret(db: Kysely<Database>, name: string, random: Pick<Random, 'bytes'>): Promise<string> {
+export async function databaseSecret(db: Kysely<Database>, name: string, random: Pick<Random, 'bytes'>, clock: Clock = systemClock): Promise<string> {
   await db.insertInto('service_secrets')
-    .values({ name, value: base64url(random.bytes(32)), created_at: new Date() })
+    .values({ name, value: base64url(random.bytes(32)), created_at: clock.now() })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute()
   const row = await db.selectFrom('service_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow()

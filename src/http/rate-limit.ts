@@ -63,6 +63,7 @@ export function rateLimitHeaders(c: Context, windowMs: number): Record<string, s
 /** Seconds until the caller's window resets (the Retry-After value), at least 1. */
 export function retryAfterSeconds(c: Context, windowMs: number): number {
   const info = c.get('rateLimit' as never) as { resetTime?: Date } | undefined
+  // hono-rate-limiter's store stamps resetTime from the wall clock, so it is compared with that one.
   const ms = info?.resetTime ? info.resetTime.getTime() - Date.now() : windowMs
   return Math.max(1, Math.ceil(ms / 1000))
 }
