@@ -4,6 +4,7 @@
  * serves the fetch handler with @hono/node-server.
  *
  * @example
+ * import { readConfig } from 'episodic'
  * import { createNodeApp, serveNode } from 'episodic/node'
  * const { app } = await createNodeApp(readConfig(process.env))
  * const server = await serveNode(app, { port: 8787 })

@@ -1,10 +1,11 @@
 // A webhook receiver for episodic's eval_run.completed, verifying every
 // request with the Standard Webhooks reference library (npm i standardwebhooks).
 //
-//   EPISODIC_WEBHOOK_SECRET=whsec_... PORT=3000 node receiver.mjs
-//
-// Then, on the episodic side:
+// First, on the episodic side (it prints the signing secret, whsec_..., once):
 //   episodic webhooks add --client default http://127.0.0.1:3000/episodic
+//
+// Then, with that secret:
+//   EPISODIC_WEBHOOK_SECRET=whsec_... PORT=3000 node receiver.mjs
 import { createServer } from 'node:http'
 import { Webhook } from 'standardwebhooks'
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { resumeCommand, shellWord } from './replay-output.ts'
+import { rollup } from '../eval/rollup.ts'
+import { divergenceLines, recommendationLine, resumeCommand, shellWord, summaryLines } from './replay-output.ts'
 
 describe('resumeCommand', () => {
   it('keeps every flag that drives the policy or the output, quoted for a shell, and drops those that shape a new run', () => {
@@ -30,5 +31,31 @@ describe('resumeCommand', () => {
     expect(shellWord('a b')).toBe("'a b'")
     expect(shellWord('$HOME')).toBe("'$HOME'")
     expect(shellWord('')).toBe("''")
+  })
+})
+
+describe('the summary lines', () => {
+  const row = (l2: number, normalized: number, ood: number) => ({
+    status: 'done' as const,
+    metrics: { steps: 10, action_l2_mean: l2, action_l2_normalized_mean: normalized, ood_action_share_candidate: ood, success_baseline: true, success_candidate: true },
+  })
+
+  it('print what replay measures of the actions: L2 (raw and normalized) and the OOD share against its limit', () => {
+    const summary = rollup([row(0.1, 0.02, 0.1), row(0.25, 0.04, 0)], { maxOodActionShare: 0.25 })
+    expect(divergenceLines(summary)).toEqual([
+      'action divergence over 2 episodes: mean L2 distance to the recorded actions 0.175 (normalized by the recorded range: 0.03); outside the recorded range in 5% of steps (limit 25%)',
+    ])
+    // Between the table and the verdict; the recommendation stays last.
+    const lines = summaryLines(summary)
+    expect(lines.findIndex((l) => l.startsWith('action divergence'))).toBeLessThan(lines.findIndex((l) => l.startsWith('verdict:')))
+    expect(lines.at(-1)).toBe(recommendationLine(summary))
+  })
+
+  it('print no divergence line when no episode had action metrics', () => {
+    expect(divergenceLines(rollup([{ status: 'done', metrics: { success_baseline: true, success_candidate: true } }]))).toEqual([])
+  })
+
+  it('say what the majority counted: improvements of the point estimates, not significant ones', () => {
+    expect(recommendationLine(rollup([row(0.1, 0.02, 0)]))).toMatch(/^recommendation: HOLD \(verdict \w+; \d+ of \d+ comparable metrics improved on the point estimates\)$/)
   })
 })

@@ -104,6 +104,19 @@ export function provenanceLines(summary: RollupSummary): string[] {
   return lines
 }
 
+/**
+ * What replay measures of the actions themselves (summary `action_divergence`):
+ * the mean L2 distance to the recorded actions, raw and scale-free, and the
+ * OOD share against the run's limit. Nothing when no episode had action metrics.
+ */
+export function divergenceLines(summary: RollupSummary): string[] {
+  const d = summary.action_divergence
+  if (!d || d.n === 0 || d.l2_mean === null) return []
+  const normalized = d.l2_normalized_mean === null ? '' : ` (normalized by the recorded range: ${num(d.l2_normalized_mean)})`
+  const ood = d.ood_action_share_mean === null ? '' : `; outside the recorded range in ${num(d.ood_action_share_mean * 100)}% of steps (limit ${num(d.max_ood_action_share * 100)}%)`
+  return [`action divergence over ${plural(d.n, 'episode')}: mean L2 distance to the recorded actions ${num(d.l2_mean)}${normalized}${ood}`]
+}
+
 /** The verdict and its reasons, one per line. */
 export function verdictLines(summary: RollupSummary): string[] {
   const needed = summary.verdict === 'inconclusive' && summary.episodes_needed !== null
@@ -117,7 +130,7 @@ export const OPEN_LOOP_NOTE =
   'note: replay is open-loop: the candidate never changes what it observes (every step feeds the recorded observation), so outcome values are only what the policy reports or the baseline recorded; the action distance and OOD share are what replay measures.'
 
 export function recommendationLine(summary: RollupSummary): string {
-  const detail = `${summary.better_count} of ${summary.metric_total} comparable metrics better`
+  const detail = `${summary.better_count} of ${summary.metric_total} comparable metrics improved on the point estimates`
   if (summary.recommend === 'ship') return `recommendation: SHIP (verdict ship; ${detail})`
   return `recommendation: HOLD (verdict ${summary.verdict ?? 'hold'}; ${detail})`
 }
@@ -129,9 +142,9 @@ function firstLine(text: string | null): string {
   return line.length > 160 ? `${line.slice(0, 157)}...` : line
 }
 
-/** Everything after the progress lines: the table, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
+/** Everything after the progress lines: the table, action divergence, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
 export function summaryLines(summary: RollupSummary): string[] {
-  return [...metricLines(summary), ...provenanceLines(summary), ...verdictLines(summary), OPEN_LOOP_NOTE, recommendationLine(summary)]
+  return [...metricLines(summary), ...divergenceLines(summary), ...provenanceLines(summary), ...verdictLines(summary), OPEN_LOOP_NOTE, recommendationLine(summary)]
 }
 
 /** `--min-episodes` and `--max-ood-share`, checked here so a typo is a usage error (exit 2) before any request. */

@@ -138,7 +138,7 @@ export function Verdict(props: { summary: Record<string, unknown> }) {
       <strong class={`r-${verdict}`} id='verdict'>{verdict.toUpperCase()}</strong>
       <span>Recommendation</span>
       <strong class={`r-${String(s.recommend)}`} id='recommendation'>{String(s.recommend).toUpperCase()}</strong>
-      <span>{`${formatNumber(s.better_count as number)} of ${formatNumber(s.metric_total as number)} comparable metrics better`}</span>
+      <span>{`${formatNumber(s.better_count as number)} of ${formatNumber(s.metric_total as number)} comparable metrics improved on the point estimates`}</span>
       {episodes && (
         <span class='muted'>
           {`episodes: ${episodes.done ?? 0} done, ${episodes.failed ?? 0} failed, ${episodes.skipped ?? 0} skipped of ${episodes.total ?? 0}`}
