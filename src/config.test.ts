@@ -36,3 +36,13 @@ describe('public addresses', () => {
     }
   })
 })
+
+describe('S3_ENDPOINT', () => {
+  const s3 = { S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }
+  it("refuses what is not a URL, such as .env.example's placeholder left in", () => {
+    for (const value of ['https://<account_id>.r2.cloudflarestorage.com', 'r2.example.com', 'https://']) {
+      expect(() => readConfig({ ...s3, S3_ENDPOINT: value }), value).toThrow(`S3_ENDPOINT must be an http(s) URL (got "${value}")`)
+    }
+    expect(readConfig({ ...s3, S3_ENDPOINT: 'https://abc.r2.cloudflarestorage.com/' }).storage).toMatchObject({ s3: { endpoint: 'https://abc.r2.cloudflarestorage.com' } })
+  })
+})

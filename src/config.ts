@@ -88,7 +88,8 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
     const missing = S3_REQUIRED.filter((name) => !get(name))
     if (missing.length) throw new Error(`S3 storage needs ${missing.join(', ')} (set all of ${S3_REQUIRED.join(', ')})`)
     const endpoint = get('S3_ENDPOINT')!
-    if (!/^https?:\/\//.test(endpoint)) throw new Error(`S3_ENDPOINT must be an http(s) URL (got "${endpoint}")`)
+    // new URL refuses a placeholder left in (https://<account_id>.r2.cloudflarestorage.com).
+    if (!httpUrl(endpoint)) throw new Error(`S3_ENDPOINT must be an http(s) URL (got "${endpoint}")`)
     storage = {
       kind: 's3',
       s3: {
