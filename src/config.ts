@@ -36,7 +36,7 @@ export interface EpisodicConfig {
   /** `EPISODIC_DATA_DIR`, default `./.episodic`: the embedded database, the built-in store's objects and generated secrets. */
   dataDir: string
   /** `s3` when the S3_* variables are set, `local` for the built-in store, `none` with EPISODIC_STORAGE=none. */
-  storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string; publicBaseUrl?: string } | { kind: 'none' }
+  storage: { kind: 's3'; s3: S3Config } | { kind: 'local'; secret?: string; publicBaseUrl?: string; quotaBytes?: number } | { kind: 'none' }
   /** `PORT`, default 8787 (0 picks a free port). */
   port: number
   /** `HOST`, default `127.0.0.1`. */
@@ -105,7 +105,12 @@ export function readConfig(env: Record<string, string | undefined>): EpisodicCon
     // S3_PUBLIC_BASE_URL fills public_url whatever serves the bytes (contract, "Configuration"):
     // with the built-in store, a CDN or web server in front of the objects folder.
     const publicBaseUrl = get('S3_PUBLIC_BASE_URL')
-    storage = { kind: 'local', secret: get('EPISODIC_STORAGE_SECRET'), ...(publicBaseUrl ? { publicBaseUrl } : {}) }
+    const quota = get('EPISODIC_STORAGE_QUOTA_BYTES')
+    const quotaBytes = quota === undefined ? undefined : Number(quota)
+    if (quotaBytes !== undefined && !(Number.isSafeInteger(quotaBytes) && quotaBytes > 0)) {
+      throw new Error(`EPISODIC_STORAGE_QUOTA_BYTES must be a whole number of bytes > 0 (got "${quota}")`)
+    }
+    storage = { kind: 'local', secret: get('EPISODIC_STORAGE_SECRET'), ...(publicBaseUrl ? { publicBaseUrl } : {}), ...(quotaBytes ? { quotaBytes } : {}) }
   }
 
   const port = Number(get('PORT') ?? 8787)

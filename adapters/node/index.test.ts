@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readConfig } from '../../src/config.ts'
+import { objectKey } from '../../src/storage/types.ts'
 import { seedDataDir } from '../../test/helpers/pglite.ts'
 import { createNodeApp } from './index.ts'
 
@@ -44,5 +45,30 @@ describe('createNodeApp when its start fails', () => {
     // The folder is free again: before, the failed start kept its lock (and its PGlite) open.
     const node = await createNodeApp(config, {}, { control: false })
     await node.close()
+  }, 120_000)
+})
+
+describe('createNodeApp with EPISODIC_STORAGE_QUOTA_BYTES', () => {
+  it("gives the built-in store the quota: an upload past it is refused with S3's QuotaExceeded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
+    dirs.push(dir)
+    await seedDataDir(dir)
+    const env = { EPISODIC_DATA_DIR: dir, EPISODIC_WEBHOOK_INTERVAL_MS: '0', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB', EPISODIC_STORAGE_QUOTA_BYTES: '100' }
+    const node = await createNodeApp(readConfig(env), {}, { control: false })
+    try {
+      const put = async (kind: 'actions' | 'sensors', size: number) => {
+        const key = objectKey('11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', kind)
+        const signed = await node.app.deps.storage!.presignPut({ key, contentType: 'application/octet-stream', now: new Date(), expiresInSeconds: 600, origin: 'http://localhost' })
+        const response = await node.app.fetch(new Request(signed.url, { method: 'PUT', body: new Uint8Array(size), headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) } }))
+        return { status: response.status, text: await response.text() }
+      }
+      expect((await put('actions', 60)).status).toBe(200)
+      const refused = await put('sensors', 60)
+      expect(refused.status).toBe(403)
+      expect(refused.text).toContain('<Code>QuotaExceeded</Code>')
+    } finally {
+      await node.close()
+    }
+    expect(() => readConfig({ ...env, EPISODIC_STORAGE_QUOTA_BYTES: '10GB' })).toThrow('EPISODIC_STORAGE_QUOTA_BYTES must be a whole number of bytes > 0 (got "10GB")')
   }, 120_000)
 })

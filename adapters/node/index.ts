@@ -146,6 +146,7 @@ function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
     secret,
     sha256: NodeSha256,
     publicBaseUrl: storage.publicBaseUrl,
+    quotaBytes: storage.quotaBytes,
   })
 }
 
