@@ -45,7 +45,7 @@ export interface EpisodicConfig {
   baseUrl?: string
   /** `EPISODIC_AUTH_CACHE_MS`, default 5000: how long a verified API key is cached. */
   authCacheMs: number
-  /** Signs portal session cookies (EPISODIC_SESSION_SECRET); the Node adapter keeps one in the data folder when unset. */
+  /** Signs portal session cookies (EPISODIC_SESSION_SECRET); when unset, one is made and kept: in the data folder (embedded) or the database (PostgreSQL). */
   sessionSecret?: string
   /** Portal sign-in tries per minute per client address (EPISODIC_SIGNIN_LIMIT, default 10; 0 turns it off). */
   signInLimit: number

@@ -4,8 +4,10 @@
  * `errorResponse` (src/http/errors.ts) turns anything thrown into a
  * `{ "error": message }` body without leaking SQL, stacks or secrets (unknown
  * errors become a generic 500). The object store answers in S3's own error
- * format instead (`s3-error.ts`), and the replay side has its own error
- * classes (`NpzError`, `MetricsError`): neither is an HTTP answer of this API.
+ * format instead (`s3-error.ts`; a store call the API makes fails with a
+ * `StorageError`, which `fromStorageError` maps to an `EpisodicError`), and
+ * the replay side has its own error classes (`NpzError`, `MetricsError`):
+ * none of these is an HTTP answer of this API.
  *
  * @example
  * throw new EpisodicError('not_found', 'episode not found')

@@ -263,14 +263,14 @@ async function writeAll(handle: FileHandle, buffers: Uint8Array[], position: num
 /** Bytes gathered before one write to disk. */
 const WRITE_BATCH = 1024 * 1024
 
-/** Bytes of the regular files under `dir` (unfinished `.upload-*` files left out). */
+/** Bytes of the regular files under `dir` (unfinished uploads live under `.uploads/`, outside every client's folder). */
 async function sizeOfTree(dir: string): Promise<number> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
   let total = 0
   for (const entry of entries) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) total += await sizeOfTree(path)
-    else if (entry.isFile() && !entry.name.startsWith('.upload-')) total += (await stat(path)).size
+    else if (entry.isFile()) total += (await stat(path)).size
   }
   return total
 }

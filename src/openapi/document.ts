@@ -204,16 +204,8 @@ const TAGS = [
   { name: 'meta', description: 'Liveness and this document.' },
 ]
 
-/** Options of `openApiDocument`. */
-export interface OpenApiOptions {
-  /** The package version shown as `info.version`. */
-  version?: string
-  /** Where the API is served (`servers[0].url`): the request's origin or `EPISODIC_PUBLIC_URL`. */
-  serverUrl?: string
-}
-
-/** The OpenAPI 3.1 document of the whole API. */
-export function openApiDocument(options: OpenApiOptions = {}): Record<string, unknown> {
+/** The OpenAPI 3.1 document of the whole API (the app adds `servers`: where it answers). */
+export function openApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of ROUTES) (paths[route.path] ??= {})[route.method] = operation(route)
   const schemas: Record<string, JsonSchema> = {
@@ -229,11 +221,10 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
     openapi: '3.1.0',
     info: {
       title: 'episodic',
-      version: options.version ?? VERSION,
+      version: VERSION,
       description: 'Episode ingest with signed uploads, and the replay regression harness (eval runs, results, rollup).',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     tags: TAGS,
     components: {
       schemas,

@@ -34,7 +34,7 @@ export const LOCAL_STORAGE_PREFIX = '/storage/'
 
 /** Options of `createLocalStorage`. */
 export interface LocalStorageOptions {
-  /** Where the bytes live: files on disk (`createNodeFiles`) or an R2 binding (`createR2Files`). */
+  /** Where the bytes live: files on disk (`createDiskFiles`) or an R2 binding (`createR2Files`). */
   files: BlobFiles
   /** Signing secret; keep it stable across restarts so minted URLs stay valid. */
   secret: string
