@@ -170,3 +170,5 @@ export const limitParam = v.optional(
   ),
   '50',
 )
+// On the wire a query string; the document describes the integer it must spell.
+JSON_SCHEMA_OF.set(limitParam, { type: 'integer', minimum: 1, maximum: 200, default: 50 })

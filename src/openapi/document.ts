@@ -143,12 +143,12 @@ function parameters(route: RouteDoc) {
         in: 'query',
         required: query.required?.includes(name) ?? false,
         description: PARAMETER_DOCS[name] ?? name,
-        schema: name === 'limit' ? { type: 'integer', minimum: 1, maximum: 200, default: 50 } : schema,
+        schema,
       })
     }
   }
   for (const header of route.headers ?? []) {
-    params.push({ name: header.name, in: 'header', required: false, description: header.description, schema: { type: 'string', minLength: 1, maxLength: 255 } })
+    params.push({ name: header.name, in: 'header', required: false, description: header.description, schema: header.schema })
   }
   return params
 }

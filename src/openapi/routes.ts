@@ -20,7 +20,15 @@ import {
   UploadResultBody,
   UploadResultResponse,
 } from '../eval/schemas.ts'
-import { EpisodeRecord, FinalizeEpisodeBody, FinalizeEpisodeResponse, OpenEpisodeBody, OpenEpisodeResponse, UploadUrl } from '../episodes/ingest-schemas.ts'
+import {
+  EpisodeRecord,
+  FinalizeEpisodeBody,
+  FinalizeEpisodeResponse,
+  IDEMPOTENCY_KEY_SYNTAX,
+  OpenEpisodeBody,
+  OpenEpisodeResponse,
+  UploadUrl,
+} from '../episodes/ingest-schemas.ts'
 import {
   ArtifactsResponse,
   CompleteMultipartBody,
@@ -51,7 +59,7 @@ export interface RouteDoc {
   /** An example request body, from the spec. */
   example?: Record<string, unknown>
   /** Optional request headers the route reads (e.g. `Idempotency-Key`). */
-  headers?: Array<{ name: string; description: string }>
+  headers?: Array<{ name: string; description: string; schema: Record<string, unknown> }>
 }
 
 /**
@@ -116,6 +124,7 @@ const IDEMPOTENCY = [{
   name: 'Idempotency-Key',
   description:
     '1..255 printable ASCII characters, kept per client for 24 h: a retry with the same key and body gets the first answer (Idempotency-Replayed: true); another body 422; while the first still runs 409',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_SYNTAX.source },
 }]
 
 export const ROUTES: RouteDoc[] = [
