@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { rollup } from '../eval/rollup.ts'
-import { divergenceLines, recommendationLine, resumeCommand, shellWord, summaryLines } from './replay-output.ts'
+import { divergenceLines, recommendationLine, resumeCommand, shellWord, summaryLines, verdictThresholds } from './replay-output.ts'
 
 describe('resumeCommand', () => {
   it('keeps every flag that drives the policy or the output, quoted for a shell, and drops those that shape a new run', () => {
@@ -57,5 +57,18 @@ describe('the summary lines', () => {
 
   it('say what the majority counted: improvements of the point estimates, not significant ones', () => {
     expect(recommendationLine(rollup([row(0.1, 0.02, 0)]))).toMatch(/^recommendation: HOLD \(verdict \w+; \d+ of \d+ comparable metrics improved on the point estimates\)$/)
+  })
+})
+
+describe('verdictThresholds', () => {
+  it("takes --min-episodes and --max-ood-share by the create body's rules, naming the flag otherwise", () => {
+    expect(verdictThresholds('12', '.5')).toEqual({ minEpisodes: 12, maxOodActionShare: 0.5 })
+    expect(verdictThresholds(undefined, undefined)).toEqual({})
+    for (const text of ['0', '10001', '2.5', '', 'ten', '0x10']) {
+      expect(() => verdictThresholds(text, undefined), text).toThrow(`--min-episodes must be an integer from 1 to 10000, got "${text}"`)
+    }
+    for (const text of ['1.5', '-0.1', '', 'NaN', '1e-1']) {
+      expect(() => verdictThresholds(undefined, text), text).toThrow(`--max-ood-share must be a number from 0 to 1, got "${text}"`)
+    }
   })
 })

@@ -1,5 +1,7 @@
 /** The lines `episodic replay run` prints (spec, "Command line"). */
+import * as v from 'valibot'
 import { significant } from '../eval/numbers.ts'
+import { MaxOodActionShareSchema, MinEpisodesSchema } from '../eval/schemas.ts'
 import { usageError } from './exit.ts'
 import { METRICS, type MetricSummary, type RollupSummary } from '../eval/rollup.ts'
 import type { EpisodeResult, EvalRunHandle } from '../replay/eval-run.ts'
@@ -147,20 +149,18 @@ export function summaryLines(summary: RollupSummary): string[] {
   return [...metricLines(summary), ...divergenceLines(summary), ...provenanceLines(summary), ...verdictLines(summary), OPEN_LOOP_NOTE, recommendationLine(summary)]
 }
 
-/** `--min-episodes` and `--max-ood-share`, checked here so a typo is a usage error (exit 2) before any request. */
+/** `--min-episodes` and `--max-ood-share` as numbers, checked by the eval-run create body's own rules. */
 export function verdictThresholds(minEpisodes: string | undefined, maxOodShare: string | undefined): { minEpisodes?: number; maxOodActionShare?: number } {
   const out: { minEpisodes?: number; maxOodActionShare?: number } = {}
-  if (minEpisodes !== undefined) {
-    const n = Number(minEpisodes)
-    if (!/^\d+$/.test(minEpisodes.trim()) || n < 1 || n > 10000) {
-      throw usageError(`--min-episodes must be an integer from 1 to 10000, got "${minEpisodes}"`, 'replay')
-    }
-    out.minEpisodes = n
-  }
-  if (maxOodShare !== undefined) {
-    const x = Number(maxOodShare)
-    if (maxOodShare.trim() === '' || !(x >= 0 && x <= 1)) throw usageError(`--max-ood-share must be a number from 0 to 1, got "${maxOodShare}"`, 'replay')
-    out.maxOodActionShare = x
-  }
+  if (minEpisodes !== undefined) out.minEpisodes = flagNumber('min-episodes', minEpisodes, MinEpisodesSchema)
+  if (maxOodShare !== undefined) out.maxOodActionShare = flagNumber('max-ood-share', maxOodShare, MaxOodActionShareSchema)
   return out
+}
+
+function flagNumber(flag: string, text: string, schema: v.GenericSchema<number>): number {
+  // Plain decimal digits (an optional fraction) only: Number('') is 0, Number('0x10') 16.
+  const n = /^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(text) ? Number(text) : NaN
+  const result = v.safeParse(schema, n)
+  if (!result.success) throw usageError(`--${flag} ${result.issues[0].message}, got "${text}"`, 'replay')
+  return result.output
 }

@@ -48,6 +48,22 @@ export interface CreateEvalRunParsed extends Omit<CreateEvalRunInput, 'metadata'
 const MIN_EPISODES_RULE = 'must be an integer from 1 to 10000'
 const MAX_OOD_RULE = 'must be a number from 0 to 1'
 
+/** `min_episodes`: done episodes `ship` needs (the CLI's `--min-episodes` checks with it too). */
+export const MinEpisodesSchema: v.GenericSchema<number> = v.pipe(
+  v.number(MIN_EPISODES_RULE),
+  v.integer(MIN_EPISODES_RULE),
+  v.minValue(1, MIN_EPISODES_RULE),
+  v.maxValue(10000, MIN_EPISODES_RULE),
+)
+
+/** `max_ood_action_share`: the OOD share above which the verdict is `hold` (the CLI's `--max-ood-share` too). */
+export const MaxOodActionShareSchema: v.GenericSchema<number> = v.pipe(
+  v.number(MAX_OOD_RULE),
+  v.finite(MAX_OOD_RULE),
+  v.minValue(0, MAX_OOD_RULE),
+  v.maxValue(1, MAX_OOD_RULE),
+)
+
 export const CreateEvalRunBody: v.GenericSchema<CreateEvalRunInput, CreateEvalRunParsed> = typed<CreateEvalRunInput, CreateEvalRunParsed>()(v.strictObject(
   {
     candidate_policy_version: v.pipe(
@@ -64,14 +80,8 @@ export const CreateEvalRunBody: v.GenericSchema<CreateEvalRunInput, CreateEvalRu
     baseline_policy_version: optionalText(120),
     name: optionalText(200),
     metadata: v.optional(jsonObject(EVAL_METADATA_LIMIT), {}),
-    min_episodes: v.optional(
-      v.pipe(v.number(MIN_EPISODES_RULE), v.integer(MIN_EPISODES_RULE), v.minValue(1, MIN_EPISODES_RULE), v.maxValue(10000, MIN_EPISODES_RULE)),
-      DEFAULT_MIN_EPISODES,
-    ),
-    max_ood_action_share: v.optional(
-      v.pipe(v.number(MAX_OOD_RULE), v.finite(MAX_OOD_RULE), v.minValue(0, MAX_OOD_RULE), v.maxValue(1, MAX_OOD_RULE)),
-      DEFAULT_MAX_OOD_ACTION_SHARE,
-    ),
+    min_episodes: v.optional(MinEpisodesSchema, DEFAULT_MIN_EPISODES),
+    max_ood_action_share: v.optional(MaxOodActionShareSchema, DEFAULT_MAX_OOD_ACTION_SHARE),
   },
   'must be a JSON object',
 ))
