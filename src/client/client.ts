@@ -23,7 +23,8 @@ import { ARTIFACT_CONTENT_TYPE } from '../storage/types.ts'
 // with (episodes/*-schemas.ts, eval/schemas.ts), so client and server cannot
 // drift; they are re-exported here under the names the client has used.
 import type { Episode, FinalizeEpisodeInput, FinalizeEpisodeResult, OpenEpisodeInput, OpenEpisodeResult, UploadUrlEntry } from '../episodes/ingest-schemas.ts'
-import type { EpisodePage, ListEpisodesParams } from '../episodes/schemas.ts'
+import type { ArtifactAccess, EpisodePage, ListEpisodesParams } from '../episodes/schemas.ts'
+export type { ArtifactAccess } from '../episodes/schemas.ts'
 import type {
   CreatedEvalRun,
   CreateEvalRunInput,
@@ -146,17 +147,6 @@ export interface SignedPutResult {
   code: string | null
   /** S3's error message on failure; empty on success. */
   message: string
-}
-/** A signed download URL for one artifact (`artifactUrl`). */
-export interface ArtifactAccess {
-  /** The episode the artifact belongs to. */
-  episode_id: string
-  /** Which artifact. */
-  kind: ArtifactKind
-  /** Signed GET URL; needs no API key. */
-  url: string
-  /** When the URL stops working (ISO 8601 UTC, 15 minutes after minting). */
-  expires_at: string
 }
 
 /** The client for one API key and base URL. */

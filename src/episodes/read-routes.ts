@@ -11,7 +11,7 @@ import { findEpisode, getEpisode } from './rows.ts'
 import { ARTIFACT_KINDS, ARTIFACT_URL_SECONDS, type ArtifactKind, objectKey } from '../storage/types.ts'
 import { listEpisodes } from './list.ts'
 import { splitMetadataParams } from './metadata-filter.ts'
-import { ArtifactUrlQuery, ListEpisodesQuery } from './schemas.ts'
+import { type ArtifactAccess, ArtifactUrlQuery, ListEpisodesQuery } from './schemas.ts'
 
 export function episodeRoutes(deps: Deps) {
   const app = new Hono<AppEnv>()
@@ -46,7 +46,8 @@ export function episodeRoutes(deps: Deps) {
       origin: deps.baseUrl ?? new URL(c.req.url).origin,
     })
     if (redirect === '1' || redirect === 'true') return c.redirect(signed.url, 302)
-    return sendJson({ episode_id: episode.episode_id, kind, url: signed.url, expires_at: signed.expiresAt.toISOString() })
+    const result: ArtifactAccess = { episode_id: episode.episode_id, kind, url: signed.url, expires_at: signed.expiresAt.toISOString() }
+    return sendJson(result)
   })
 
   return app

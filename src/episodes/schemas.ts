@@ -4,7 +4,8 @@ import type { EpisodeSource, EpisodeStatus } from '../db/schema.ts'
 import { limitParam, text } from '../http/fields.ts'
 import { instantParam } from '../http/time-param.ts'
 import { typed } from '../http/typed-schema.ts'
-import { type Episode, EpisodeRecord, EpisodeSourceSchema } from './ingest-schemas.ts'
+import type { ArtifactKind } from '../storage/types.ts'
+import { ArtifactKindSchema, type Episode, EpisodeRecord, EpisodeSourceSchema } from './ingest-schemas.ts'
 
 export const EpisodeStatusSchema: v.PicklistSchema<readonly EpisodeStatus[], string> = v.picklist(
   ['recording', 'ready', 'failed', 'archived'],
@@ -72,3 +73,23 @@ export const EpisodeList: v.GenericSchema<EpisodePage> = typed<EpisodePage>()(v.
 export const ArtifactUrlQuery = v.strictObject({
   redirect: v.optional(v.picklist(['0', '1', 'true', 'false'], 'must be 1 or 0 (true or false)')),
 })
+
+/** A signed download URL for one artifact: the artifact route's JSON answer (the client's `artifactUrl`). */
+export interface ArtifactAccess {
+  /** The episode the artifact belongs to. */
+  episode_id: string
+  /** Which artifact. */
+  kind: ArtifactKind
+  /** Signed GET URL; needs no API key. */
+  url: string
+  /** When the URL stops working (ISO 8601 UTC, 15 minutes after minting). */
+  expires_at: string
+}
+
+/** The artifact route's `200` body (OpenAPI). */
+export const ArtifactAccessResponse: v.GenericSchema<ArtifactAccess> = typed<ArtifactAccess>()(v.object({
+  episode_id: v.string(),
+  kind: ArtifactKindSchema,
+  url: v.string(),
+  expires_at: v.string(),
+}))

@@ -4,7 +4,7 @@
  * table and the app's real routes agree.
  */
 import * as v from 'valibot'
-import { ArtifactUrlQuery, EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
+import { ArtifactAccessResponse, ArtifactUrlQuery, EpisodeList, ListEpisodesQuery } from '../episodes/schemas.ts'
 import {
   CreateEvalRunBody,
   CreateEvalRunResponse,
@@ -117,8 +117,6 @@ const CREATE_RUN_EXAMPLE = {
   name: 'pick-v4 vs pick-v3',
   metadata: { checkpoint_sha256: '9f2c…', build: 'https://ci.example.com/builds/812' },
 }
-
-const ArtifactUrl = v.object({ episode_id: v.string(), kind: v.picklist(['video', 'sensors', 'actions']), url: v.string(), expires_at: v.string() })
 
 const IDEMPOTENCY = [{
   name: 'Idempotency-Key',
@@ -236,7 +234,7 @@ export const ROUTES: RouteDoc[] = [
     summary: 'A fresh signed GET URL for an artifact (302 to it with ?redirect=1)',
     auth: 'apiKey',
     query: ArtifactUrlQuery,
-    success: { status: 200, schema: ArtifactUrl },
+    success: { status: 200, schema: ArtifactAccessResponse },
     errors: [302, 401, 404, 429],
   },
   {
