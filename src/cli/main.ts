@@ -24,7 +24,7 @@ const VERBS: Record<string, Verb> = {
       throw usageError(`--port must be a port number from 0 to 65535 (got "${port}")`, 'serve')
     }
     const { serveCommand } = await import('./serve.ts')
-    return serveCommand(config(), { port, host: values.host as string | undefined })
+    return serveCommand(config(), { port: port === undefined ? undefined : Number(port), host: values.host as string | undefined })
   },
   clients: (argv) => adminVerb('clients', argv, { create: 1, list: 0 }),
   keys: (argv) => adminVerb('keys', argv, { create: 0, list: 0, revoke: 1 }),

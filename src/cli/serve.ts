@@ -16,9 +16,9 @@ import { out } from './io.ts'
 import { CliError, configError, EXIT } from './exit.ts'
 import type { EpisodicApp } from '../app.ts'
 
-export async function serveCommand(config: EpisodicConfig, flags: { port?: string; host?: string }): Promise<number> {
-  const port = flags.port === undefined ? config.port : Number(flags.port)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw configError(`--port must be a port number (got "${flags.port}")`)
+/** `episodic serve`: `flags` are `--port` (checked by the CLI) and `--host`, over `PORT` and `HOST`. */
+export async function serveCommand(config: EpisodicConfig, flags: { port?: number; host?: string }): Promise<number> {
+  const port = flags.port ?? config.port
   const host = flags.host ?? config.host
   const embedded = !config.databaseUrl
   if (embedded || config.storage.kind === 'local') usableDataFolder(config.dataDir)
