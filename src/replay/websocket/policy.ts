@@ -27,6 +27,10 @@ import { stepView } from '../npz/index.ts'
 import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
 import { isNdArray, packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
+import { PolicyServerError, PolicyServerTimeout, Resend, Unreachable } from './errors.ts'
+import { serverUrl } from './url.ts'
+
+export { PolicyServerError, PolicyServerTimeout } from './errors.ts'
 
 /** The subset of the WHATWG `WebSocket` used (global on Deno, Bun, browsers and Node >= 22; the `ws` package's on Node 20). */
 export interface WebSocketLike {
@@ -118,32 +122,6 @@ export interface WebsocketPolicy extends PolicyObject {
   close(): Promise<void>
   /** The metadata message the server sent on connect (null before `open`). */
   metadata: unknown
-}
-
-/**
- * A policy error reported by the server: `stack` is the server's traceback.
- */
-export class PolicyServerError extends Error {
-  /** Always `'PolicyServerError'`, so the error can be matched by name across bundles. */
-  override name = 'PolicyServerError'
-  /** Builds the error from the server's traceback `text`; `where` names the step. */
-  constructor(text: string, where: string) {
-    const lines = text.trimEnd().split('\n')
-    const last = lines.at(-1) ?? 'policy server error'
-    super(`${last} (policy server, ${where})`)
-    this.stack = [`${this.message}`, ...lines].join('\n')
-  }
-}
-
-/** The policy server did not answer within `timeoutMs`; the connection was closed. */
-export class PolicyServerTimeout extends Error {
-  /** Always `'PolicyServerTimeout'`, so the error can be matched by name across bundles. */
-  override readonly name = 'PolicyServerTimeout'
-  /** Builds the error; `message` names the limit and the step. */
-  constructor(message: string) {
-    super(message)
-    withoutStack(this)
-  }
 }
 
 interface Waiter {
@@ -427,38 +405,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   return policy
 }
 
-/** A step a server's clean close left unanswered after that connection answered others: sent again. */
-class Resend extends Error {
-  constructor(override readonly cause: Error) {
-    super(cause.message)
-  }
-}
-
 /** WebSocket's `readyState` of an open connection. */
 const OPEN = 1
-
-/** A connection that failed before the server's metadata: the server is not (or no longer) there. */
-class Unreachable extends ConfigurationError {}
-
-/**
- * The server's address as the WebSocket gets it, or a ConfigurationError
- * saying what is wrong with it (scheme, port, a fragment).
- */
-function serverUrl(url: unknown): string {
-  const got = JSON.stringify(url)
-  if (typeof url !== 'string' || !/^wss?:\/\/./i.test(url)) throw new ConfigurationError(`websocketPolicy: url must start with ws:// or wss:// (got ${got})`)
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new ConfigurationError(`websocketPolicy: url ${got} is not a valid URL (host and port 1-65535?)`)
-  }
-  if (parsed.hash !== '' || url.includes('#')) {
-    throw new ConfigurationError(`websocketPolicy: url ${got} has a fragment (#...), which a WebSocket URL cannot have`)
-  }
-  if (parsed.port === '0') throw new ConfigurationError(`websocketPolicy: url ${got} names port 0, which no server listens on (host and port 1-65535?)`)
-  return parsed.href
-}
 
 interface Connection {
   ws: WebSocketLike
