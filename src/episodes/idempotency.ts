@@ -25,9 +25,10 @@
  *   asked it would wait for the first to end and replay it instead of
  *   hearing 409.
  *
- * The request is fingerprinted by its exact bytes (as the IETF draft's
- * "request fingerprint"): a retry sends the same body, which is what every
- * HTTP client's retry does.
+ * The request is fingerprinted by the JSON its body holds (the IETF
+ * draft's "request fingerprint"), keys sorted and numbers as they parse: a
+ * retry that serializes the same value again, in another key order or with
+ * other whitespace, is the same request; another value is another request.
  */
 import { createMiddleware } from 'hono/factory'
 import type { Context } from 'hono'
@@ -37,7 +38,7 @@ import { EpisodicError } from '../errors.ts'
 import { readBodyText, requireJsonContentType } from '../http/body.ts'
 import { hexUuid } from '../http/fields.ts'
 import { IDEMPOTENCY_KEY_SYNTAX } from './ingest-schemas.ts'
-import { parseJson, sendJson } from '../http/json.ts'
+import { jsonText, parseJson, sendJson } from '../http/json.ts'
 
 /** Keys are kept this long. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -79,7 +80,7 @@ export function idempotent(deps: Pick<Deps, 'db' | 'clock' | 'sha256' | 'bodyLim
     const clientId = c.get('clientId')
     // The handler reads the body itself; the fingerprint reads a copy.
     const text = await readBodyText(c.req.raw.clone(), deps.bodyLimit)
-    const fingerprint = await sha256Hex(deps.sha256, `${c.req.method}\n${new URL(c.req.url).pathname}\n${text}`)
+    const fingerprint = await sha256Hex(deps.sha256, `${c.req.method}\n${new URL(c.req.url).pathname}\n${canonicalJson(text)}`)
     const now = deps.clock.now()
     // The same checks as the row's, in their order (another body first), for a request running here.
     const running = runningIn(deps.db)
@@ -182,4 +183,34 @@ async function release(deps: Pick<Deps, 'db'>, clientId: string, key: string, lo
     .where('state', '=', 'running')
     .where('locked_at', '=', lockedAt)
     .execute()
+}
+
+/**
+ * The body's JSON value written with sorted keys, so that bodies holding the
+ * same value fingerprint alike (an empty body is `{}`, as the routes read
+ * it); text that is not JSON stays as it is (the route answers it 400).
+ *
+ * @example
+ * canonicalJson('{ "b": 1.0, "a": [2] }') === canonicalJson('{"a":[2],"b":1}') // true
+ */
+export function canonicalJson(text: string): string {
+  if (text.trim() === '') return '{}'
+  let value: unknown
+  try {
+    value = parseJson(text)
+  } catch {
+    return text
+  }
+  return jsonText(sortedKeys(value))
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value).sort()) {
+    // defineProperty: a "__proto__" key stays an ordinary key.
+    Object.defineProperty(out, key, { value: sortedKeys((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true })
+  }
+  return out
 }

@@ -290,6 +290,15 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       const list = await api('/api/episodes?robot=arm&limit=200')
       expect(list.body.items.filter((e: { episode_id: string }) => e.episode_id === first.body.episode_id)).toHaveLength(1)
 
+      // The same JSON value written otherwise (key order, whitespace, 1.0 for 1) is the same request.
+      const k2 = `order-${Math.random()}`
+      const raw = (text: string) => api('/api/ingest/episode', { raw: text, headers: { 'content-type': 'application/json', 'idempotency-key': k2 } })
+      const ordered = await raw('{"robot":"arm","fps":30,"metadata":{"a":1,"b":[1,2]},"request_uploads":[]}')
+      expect(ordered.status).toBe(201)
+      const reordered = await raw('{ "request_uploads": [], "metadata": { "b": [1, 2], "a": 1.0 }, "fps": 30.0, "robot": "arm" }')
+      expect([reordered.status, reordered.headers.get('idempotency-replayed'), reordered.body.episode_id]).toEqual([201, 'true', ordered.body.episode_id])
+      expect((await raw('{"robot":"arm","fps":30,"metadata":{"a":1,"b":[2,1]},"request_uploads":[]}')).status).toBe(422)
+
       const changed = await withKey(k, { robot: 'other-arm', request_uploads: ['actions'] })
       expect(changed.status).toBe(422)
       // Keys are per client: another client's same key is its own.
