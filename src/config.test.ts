@@ -43,6 +43,8 @@ describe('S3_ENDPOINT', () => {
     for (const value of ['https://<account_id>.r2.cloudflarestorage.com', 'r2.example.com', 'https://']) {
       expect(() => readConfig({ ...s3, S3_ENDPOINT: value }), value).toThrow(`S3_ENDPOINT must be an http(s) URL (got "${value}")`)
     }
-    expect(readConfig({ ...s3, S3_ENDPOINT: 'https://abc.r2.cloudflarestorage.com/' }).storage).toMatchObject({ s3: { endpoint: 'https://abc.r2.cloudflarestorage.com' } })
+    expect(readConfig({ ...s3, S3_ENDPOINT: 'https://abc.r2.cloudflarestorage.com/' }).storage).toMatchObject({
+      s3: { endpoint: 'https://abc.r2.cloudflarestorage.com' },
+    })
   })
 })

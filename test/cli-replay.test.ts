@@ -101,7 +101,9 @@ describe('episodic replay run', () => {
     }
     expect(lines[5]).toMatch(/^success_rate\s+1\s+1\s+0\s+\[-0\.\d+, \+0\.\d+\]\s+2\s+no clear change$/)
     // What replay measured of the actions, under the table.
-    expect(lines[10]).toMatch(/^action divergence over 2 episodes: mean L2 distance to the recorded actions 0\.0\d+ \(normalized by the recorded range: 0\.\d+\); outside the recorded range in 40% of steps \(limit 25%\)$/)
+    expect(lines[10]).toMatch(
+      /^action divergence over 2 episodes: mean L2 distance to the recorded actions 0\.0\d+ \(normalized by the recorded range: 0\.\d+\); outside the recorded range in 40% of steps \(limit 25%\)$/,
+    )
     // The policy reported no outcome: the values are the baseline's, and the output says so.
     expect(lines[11]).toBe('success_rate: candidate values copied from the baseline in 2 of 2 episodes (the policy reported none; delta 0 there)')
     // +0.01 on every joint leaves the recorded range at 40% of the steps: the action evidence votes.

@@ -126,7 +126,8 @@ describe('client library errors', () => {
 })
 
 describe('client library errors by status', () => {
-  const answering = (response: () => Response) => new EpisodicClient({ apiKey: tenant.key, baseUrl: 'http://service.test', fetch: (() => Promise.resolve(response())) as typeof fetch })
+  const answering = (response: () => Response) =>
+    new EpisodicClient({ apiKey: tenant.key, baseUrl: 'http://service.test', fetch: (() => Promise.resolve(response())) as typeof fetch })
 
   it('takes a 415 as a refused payload and a 429 as a ServerError with its Retry-After', async () => {
     const refused = answering(() => Response.json({ error: 'body must be sent as application/json' }, { status: 415 }))
@@ -140,11 +141,15 @@ describe('client library errors by status', () => {
     const waits: number[] = []
     const sleep = (ms: number) => (waits.push(ms), Promise.resolve())
     const limited = answering(() => (++calls, Response.json({ error: 'slow down' }, { status: 429, headers: { 'retry-after': '3' } })))
-    await expect(recordEpisode(limited, { artifacts: {}, idempotencyKey: 'k-429' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({ status: 429 })
+    await expect(recordEpisode(limited, { artifacts: {}, idempotencyKey: 'k-429' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({
+      status: 429,
+    })
     expect([calls, waits]).toEqual([3, [3000, 3000]])
     calls = 0
     const refused = answering(() => (++calls, Response.json({ error: 'wrong type' }, { status: 415 })))
-    await expect(recordEpisode(refused, { artifacts: {}, idempotencyKey: 'k-415' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({ status: 415 })
+    await expect(recordEpisode(refused, { artifacts: {}, idempotencyKey: 'k-415' }, { attempts: 3, backoffMs: 10, sleep })).rejects.toMatchObject({
+      status: 415,
+    })
     expect(calls).toBe(1)
   })
 })

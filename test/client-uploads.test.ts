@@ -116,7 +116,9 @@ describe('client uploads', () => {
     const { episode_id } = await client.openEpisode({ request_uploads: [] })
     // 8 parts of 5 MiB, two in flight: part 1 is refused while part 2 is on its way.
     const body = blobOf(40 * MiB, 9)
-    await expect(uploadArtifact(client, { episodeId: episode_id, kind: 'video', body }, { ...small, concurrency: 2 })).rejects.toThrow(/part 1 of video refused/)
+    await expect(uploadArtifact(client, { episodeId: episode_id, kind: 'video', body }, { ...small, concurrency: 2 })).rejects.toThrow(
+      /part 1 of video refused/,
+    )
     const afterError = parts.length
     await new Promise((r) => setTimeout(r, 300))
     expect(parts.length).toBe(afterError)

@@ -438,7 +438,11 @@ describe.each(DATABASES)('eval_run.completed webhooks on %s', (kind) => {
     expect(first.retrying + second.retrying).toBe(1)
     const rows = await deliveryRows(server.app, runId)
     expect(rows.filter((row) => row.status === 'delivered')).toHaveLength(2)
-    expect(rows.find((row) => row.status === 'pending')).toMatchObject({ attempts: 1, last_error: 'cannot sign: a webhook secret starts with whsec_', lease_token: null })
+    expect(rows.find((row) => row.status === 'pending')).toMatchObject({
+      attempts: 1,
+      last_error: 'cannot sign: a webhook secret starts with whsec_',
+      lease_token: null,
+    })
   }, SLOW)
 
   it('a stop signal interrupts every attempt of a large batch, with one listener on the signal', async () => {

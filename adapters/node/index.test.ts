@@ -58,8 +58,20 @@ describe('createNodeApp with EPISODIC_STORAGE_QUOTA_BYTES', () => {
     try {
       const put = async (kind: 'actions' | 'sensors', size: number) => {
         const key = objectKey('11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', kind)
-        const signed = await node.app.deps.storage!.presignPut({ key, contentType: 'application/octet-stream', now: new Date(), expiresInSeconds: 600, origin: 'http://localhost' })
-        const response = await node.app.fetch(new Request(signed.url, { method: 'PUT', body: new Uint8Array(size), headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) } }))
+        const signed = await node.app.deps.storage!.presignPut({
+          key,
+          contentType: 'application/octet-stream',
+          now: new Date(),
+          expiresInSeconds: 600,
+          origin: 'http://localhost',
+        })
+        const response = await node.app.fetch(
+          new Request(signed.url, {
+            method: 'PUT',
+            body: new Uint8Array(size),
+            headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+          }),
+        )
         return { status: response.status, text: await response.text() }
       }
       expect((await put('actions', 60)).status).toBe(200)
@@ -69,6 +81,8 @@ describe('createNodeApp with EPISODIC_STORAGE_QUOTA_BYTES', () => {
     } finally {
       await node.close()
     }
-    expect(() => readConfig({ ...env, EPISODIC_STORAGE_QUOTA_BYTES: '10GB' })).toThrow('EPISODIC_STORAGE_QUOTA_BYTES must be a whole number of bytes > 0 (got "10GB")')
+    expect(() => readConfig({ ...env, EPISODIC_STORAGE_QUOTA_BYTES: '10GB' })).toThrow(
+      'EPISODIC_STORAGE_QUOTA_BYTES must be a whole number of bytes > 0 (got "10GB")',
+    )
   }, 120_000)
 })

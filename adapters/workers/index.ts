@@ -196,5 +196,11 @@ function workerStorage(config: EpisodicConfig, env: WorkersEnv, bucketBinding: s
     throw new Error(`the built-in store needs an R2 bucket binding named ${bucketBinding} (or set the S3_* variables, or EPISODIC_STORAGE=none)`)
   }
   if (!storage.secret) throw new Error('the built-in store on Workers needs the secret EPISODIC_STORAGE_SECRET (any long random string)')
-  return createLocalStorage({ files: createR2Files(bucket), secret: storage.secret, sha256: NodeSha256, publicBaseUrl: storage.publicBaseUrl, quotaBytes: storage.quotaBytes })
+  return createLocalStorage({
+    files: createR2Files(bucket),
+    secret: storage.secret,
+    sha256: NodeSha256,
+    publicBaseUrl: storage.publicBaseUrl,
+    quotaBytes: storage.quotaBytes,
+  })
 }

@@ -37,7 +37,14 @@ describe('resumeCommand', () => {
 describe('the summary lines', () => {
   const row = (l2: number, normalized: number, ood: number) => ({
     status: 'done' as const,
-    metrics: { steps: 10, action_l2_mean: l2, action_l2_normalized_mean: normalized, ood_action_share_candidate: ood, success_baseline: true, success_candidate: true },
+    metrics: {
+      steps: 10,
+      action_l2_mean: l2,
+      action_l2_normalized_mean: normalized,
+      ood_action_share_candidate: ood,
+      success_baseline: true,
+      success_candidate: true,
+    },
   })
 
   it('print what replay measures of the actions: L2 (raw and normalized) and the OOD share against its limit', () => {
@@ -56,7 +63,9 @@ describe('the summary lines', () => {
   })
 
   it('say what the majority counted: improvements of the point estimates, not significant ones', () => {
-    expect(recommendationLine(rollup([row(0.1, 0.02, 0)]))).toMatch(/^recommendation: HOLD \(verdict \w+; \d+ of \d+ comparable metrics improved on the point estimates\)$/)
+    expect(recommendationLine(rollup([row(0.1, 0.02, 0)]))).toMatch(
+      /^recommendation: HOLD \(verdict \w+; \d+ of \d+ comparable metrics improved on the point estimates\)$/,
+    )
   })
 })
 

@@ -115,7 +115,9 @@ export function divergenceLines(summary: RollupSummary): string[] {
   const d = summary.action_divergence
   if (!d || d.n === 0 || d.l2_mean === null) return []
   const normalized = d.l2_normalized_mean === null ? '' : ` (normalized by the recorded range: ${num(d.l2_normalized_mean)})`
-  const ood = d.ood_action_share_mean === null ? '' : `; outside the recorded range in ${num(d.ood_action_share_mean * 100)}% of steps (limit ${num(d.max_ood_action_share * 100)}%)`
+  const ood = d.ood_action_share_mean === null
+    ? ''
+    : `; outside the recorded range in ${num(d.ood_action_share_mean * 100)}% of steps (limit ${num(d.max_ood_action_share * 100)}%)`
   return [`action divergence over ${plural(d.n, 'episode')}: mean L2 distance to the recorded actions ${num(d.l2_mean)}${normalized}${ood}`]
 }
 
@@ -146,7 +148,14 @@ function firstLine(text: string | null): string {
 
 /** Everything after the progress lines: the table, action divergence, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
 export function summaryLines(summary: RollupSummary): string[] {
-  return [...metricLines(summary), ...divergenceLines(summary), ...provenanceLines(summary), ...verdictLines(summary), OPEN_LOOP_NOTE, recommendationLine(summary)]
+  return [
+    ...metricLines(summary),
+    ...divergenceLines(summary),
+    ...provenanceLines(summary),
+    ...verdictLines(summary),
+    OPEN_LOOP_NOTE,
+    recommendationLine(summary),
+  ]
 }
 
 /** `--min-episodes` and `--max-ood-share` as numbers, checked by the eval-run create body's own rules. */
