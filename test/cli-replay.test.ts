@@ -38,6 +38,7 @@ export const slow = async (obs) => (await new Promise((r) => setTimeout(r, 200))
 let calls = 0
 export const hangOnce = async (obs) => (calls++ === 2 && (await new Promise((r) => setTimeout(r, 600_000))), { '/joint_states/position': obs['/joint_states/position'].data })
 export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { collision_count: 0, reward_total: 11, time_to_goal_s: 4 } })
+export const huge = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { reward_total: 1e16 } })
 `,
   )
   writeFileSync(
@@ -197,6 +198,15 @@ describe('episodic replay run', () => {
     expect(report.summary.success_rate).toHaveProperty('n')
     expect(stderr).toMatch(/\[1\/2\] \S+ -> \(dry run\)/)
     expect(stderr).toContain('verdict: ')
+  })
+
+  it('--json on a stored run whose rollup holds a whole number past 2^53 (a reward of 1e16)', async () => {
+    // The exact parser read the summary's 1e16 as a bigint and JSON.stringify threw after the run was finalized.
+    const { code, stdout, stderr } = await cli(['--policy', 'policy.mjs:huge', ...common(), '--json'])
+    expect([code, stderr]).toEqual([0, expect.not.stringContaining('unexpected failure')])
+    const report = JSON.parse(stdout)
+    expect(report.summary.reward_mean.candidate).toBe(1e16)
+    expect(stderr).toMatch(/^reward_mean\s+\S+\s+10000000000000000\s/m)
   })
 
   it('uses --profile from the credentials file', async () => {

@@ -2,10 +2,11 @@
 import type { ClientInfo, KeyInfo } from '../admin/admin.ts'
 import type { WebhookInfo } from '../webhooks/endpoints.ts'
 import { out } from './io.ts'
+import { jsonText } from '../http/json.ts'
 
 export function printAdminResult(verb: string, result: unknown, json: boolean): void {
   if (json) {
-    out(JSON.stringify(result, null, 2))
+    out(jsonText(result, 2))
     return
   }
   switch (verb) {

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { jsonText } from '../http/json.ts'
 import { inflateRawSync } from 'node:zlib'
 import { EpisodicClient } from '../client/client.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
@@ -151,7 +152,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     for (const line of summaryLines(summary)) say(line)
     // A resumed run reports every row, those of the earlier attempt too.
     const rows = run.results
-    if (json) out(JSON.stringify(jsonReport(run, rows, summary), null, 2))
+    if (json) out(jsonText(jsonReport(run, rows, summary), 2))
     if (results.length > 0 && rows.every((r) => r.status === 'failed')) {
       err(`episodic: every episode failed (${rows.length} of ${rows.length}); nothing was compared`)
       return EXIT.allFailed

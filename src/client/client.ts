@@ -302,18 +302,19 @@ export class EpisodicClient {
   }
 
   /** Finalizes the run and returns its rollup with the verdict; repeating it returns the same body. */
-  finalizeEvalRun(evalRunId: string): Promise<FinalizedEvalRun> {
-    return this.#json('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/finalize`, {})
+  async finalizeEvalRun(evalRunId: string): Promise<FinalizedEvalRun> {
+    return withDoubleSummary(await this.#json<FinalizedEvalRun>('POST', `/api/ingest/eval-run/${encodeURIComponent(evalRunId)}/finalize`, {}))
   }
 
   /** One eval run with its result rows in baseline order. */
-  getEvalRun(evalRunId: string): Promise<EvalRun> {
-    return this.#json('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`)
+  async getEvalRun(evalRunId: string): Promise<EvalRun> {
+    return withDoubleSummary(await this.#json<EvalRun>('GET', `/api/eval-runs/${encodeURIComponent(evalRunId)}`))
   }
 
   /** One page of this client's eval runs, newest first. */
-  listEvalRuns(query: ListEvalRunsRequest = {}): Promise<EvalRunPage> {
-    return this.#json('GET', `/api/eval-runs${queryString(query)}`)
+  async listEvalRuns(query: ListEvalRunsRequest = {}): Promise<EvalRunPage> {
+    const page = await this.#json<EvalRunPage>('GET', `/api/eval-runs${queryString(query)}`)
+    return { ...page, items: page.items.map(withDoubleSummary) }
   }
 
   async #json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}, onReplayed?: () => void): Promise<T> {
@@ -347,6 +348,22 @@ export class EpisodicClient {
       })
     }
   }
+}
+
+/**
+ * A rollup is computed from doubles: a whole value past 2^53 (a reward of
+ * 1e16) that the exact parser read as a bigint is a number again, so the
+ * summary is what its type says. Seeds and metadata elsewhere stay exact.
+ */
+function withDoubleSummary<T extends { summary?: unknown }>(run: T): T {
+  return run.summary == null ? run : { ...run, summary: asDoubles(run.summary) }
+}
+
+function asDoubles(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value)
+  if (Array.isArray(value)) return value.map(asDoubles)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asDoubles(item)]))
 }
 
 function httpError(status: number, message: string, retryAfter: string | null = null): Error {

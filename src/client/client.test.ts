@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest'
+import { EpisodicClient } from './client.ts'
+
+const KEY = 'epk_0123456789abcdef_0123456789abcdef0123456789abcdef'
+
+/** A client whose every request is answered with `text`. */
+function answering(text: string) {
+  const fetch = () => Promise.resolve(new Response(text, { status: 200, headers: { 'content-type': 'application/json' } }))
+  return new EpisodicClient({ apiKey: KEY, baseUrl: 'http://service.test', fetch: fetch as typeof globalThis.fetch })
+}
+
+describe('EpisodicClient numbers', () => {
+  it('keeps a seed past 2^53 exact, but a rollup value past it a number (the summary is computed from doubles)', async () => {
+    const run = '{"eval_run_id":"r","status":"completed","updated_at":"t","summary":{"reward_mean":{"baseline":10000000000000000,"delta":-9007199254740993}},'
+    const finalized = await answering(`${run}"metadata":{"seed":9223372036854775807}}`).finalizeEvalRun('r')
+    expect(finalized.summary.reward_mean.baseline).toBe(1e16)
+    expect(typeof finalized.summary.reward_mean.delta).toBe('number')
+    expect((finalized as unknown as { metadata: { seed: unknown } }).metadata.seed).toBe(9223372036854775807n)
+    const page = await answering(`{"items":[${run}"metadata":{}}],"next_cursor":null}`).listEvalRuns()
+    expect(page.items[0]!.summary).toMatchObject({ reward_mean: { baseline: 1e16 } })
+    const episode = await answering('{"episode_id":"e","seed":-9223372036854775808}').getEpisode('e')
+    expect(episode.seed).toBe(-9223372036854775808n)
+  })
+})
