@@ -3,7 +3,7 @@ import type { NdArray } from '../npz/index.ts'
 import type { StepContext } from '../policy.ts'
 import { packObservation, unpackReply } from './msgpack-numpy.ts'
 import { ConfigurationError, TransportError } from '../../client/errors.ts'
-import { type WebSocketLike, websocketPolicy } from './policy.ts'
+import { type WebSocketConstructor, type WebSocketLike, websocketPolicy } from './policy.ts'
 
 type Listener = (event: { data?: unknown; code?: number }) => void
 
@@ -332,6 +332,41 @@ describe('websocketPolicy when the connection ends', () => {
     await policy.close()
     expect(await waiting).toBeInstanceOf(TransportError)
     expect(Date.now() - t0).toBeLessThan(10_000)
+  })
+
+  it('a server that never sends its metadata fails the connection after connectTimeoutMs, as one that is not there', async () => {
+    class Silent implements WebSocketLike {
+      binaryType = 'blob'
+      readyState = 1
+      closed = 0
+      addEventListener() {}
+      send() {}
+      close() {
+        this.closed++
+      }
+    }
+    const policy = websocketPolicy({ url: 'ws://fake', WebSocket: Silent, connectTimeoutMs: 50 })
+    await expect(policy.open()).rejects.toThrow(
+      new ConfigurationError('policy server ws://fake accepted the connection but sent no metadata within 0.05 s (is it an openpi-style policy server?)'),
+    )
+  })
+
+  it('a TCP server that never answers the handshake is given up on (ws package, a real socket)', async () => {
+    const { createServer } = await import('node:net')
+    const { default: WebSocket } = await import('ws')
+    const sockets: import('node:net').Socket[] = []
+    const server = createServer((socket) => void sockets.push(socket)) // accepts, reads, never answers
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `ws://127.0.0.1:${(server.address() as { port: number }).port}`
+    try {
+      const policy = websocketPolicy({ url, WebSocket: WebSocket as unknown as WebSocketConstructor, timeoutMs: 300 })
+      const t0 = Date.now()
+      await expect(policy.open()).rejects.toThrow(`policy server ${url} accepted the connection but sent no metadata within 0.3 s`)
+      expect(Date.now() - t0).toBeLessThan(5_000)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    }
   })
 
   it('the first connection is not retried: a server that is not there is a ConfigurationError at once', async () => {

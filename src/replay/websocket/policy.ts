@@ -106,6 +106,14 @@ export interface WebsocketPolicyOptions {
    */
   reconnectMs?: number
   /**
+   * How long a connection may take, in milliseconds, from opening the socket
+   * to the server's metadata message (default: `timeoutMs` when given, at
+   * most 30,000). A server that accepts the TCP connection but never
+   * completes the handshake or never sends its metadata fails then, as one
+   * that is not there does.
+   */
+  connectTimeoutMs?: number
+  /**
    * The longest one `infer` may wait for its answer once it is the oldest
    * one asked, in milliseconds. Past it the episode fails (`did not answer
    * within ...`), the connection is closed and the next episode reconnects.
@@ -153,6 +161,8 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
   if (!(timeoutMs > 0)) throw new ConfigurationError(`websocketPolicy: timeoutMs must be a positive number (got ${options.timeoutMs})`)
   const reconnectMs = options.reconnectMs ?? 30_000
   if (!(reconnectMs >= 0)) throw new ConfigurationError(`websocketPolicy: reconnectMs must be a number >= 0 (got ${options.reconnectMs})`)
+  const connectMs = options.connectTimeoutMs ?? Math.min(timeoutMs, 30_000)
+  if (!(connectMs > 0)) throw new ConfigurationError(`websocketPolicy: connectTimeoutMs must be a positive number (got ${options.connectTimeoutMs})`)
   let connection: Connection | null = null
   let connecting: Promise<Connection> | null = null
   /** True once a connection got its metadata: from then on a lost server is waited for. */
@@ -186,9 +196,16 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       ws.binaryType = 'arraybuffer'
       const conn: Connection = { ws, waiters: [], failure: null, failedEpisode: null, timer: undefined, answered: 0 }
       let greeted = false
+      const seconds = +(connectMs / 1000).toPrecision(3)
+      const handshake = setTimeout(() => {
+        greeted = true // whatever comes later on this socket is not its metadata
+        reject(new Unreachable(`policy server ${options.url} accepted the connection but sent no metadata within ${seconds} s (is it an openpi-style policy server?)`))
+        ws.close()
+      }, Math.min(connectMs, 2 ** 31 - 1))
       ws.addEventListener('message', (event) => {
         if (!greeted) {
           greeted = true
+          clearTimeout(handshake)
           try {
             policy.metadata = unpackReply(asBytes(event.data))
             connection = conn
@@ -217,12 +234,14 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       })
       ws.addEventListener('error', (event) => {
         if (greeted) return
+        clearTimeout(handshake)
         const reason = event.message ?? 'connection failed'
         // openpi's server answers 401 to a missing or wrong key.
         const hint = /\b40[13]\b/.test(reason) ? ' (does the server want a key? the CLI sends EPISODIC_POLICY_API_KEY; the library, `headers`)' : ''
         reject(new Unreachable(`cannot connect to policy server ${options.url}: ${reason}${hint}`))
       })
       ws.addEventListener('close', (event) => {
+        clearTimeout(handshake)
         if (connection === conn) connection = null
         if (!greeted) reject(new Unreachable(`policy server ${options.url} closed the connection before sending metadata (code ${event.code})`))
         const closed = `policy server ${options.url} closed the connection (code ${event.code}${event.reason ? `: ${event.reason}` : ''})`
