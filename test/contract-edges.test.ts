@@ -182,6 +182,24 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect((await api(`/api/episodes/${big.body.episode_id}`)).body.metadata).toEqual({ x: 1e300 })
   })
 
+  it('keeps metadata merged over repeated finalizes within the limit of one request', async () => {
+    const id = await episode()
+    const chunk = (n: number) => ({ [`k${n}`]: 'x'.repeat(100_000) })
+    expect((await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(1) } })).status).toBe(200)
+    expect((await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(2) } })).status).toBe(200)
+    // A third 100 kB key would take it past 256 KiB: before, repeated finalizes grew it without bound.
+    const third = await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(3) } })
+    expect([third.status, third.body.error]).toEqual([400, expect.stringMatching(/^metadata: merged with the episode's stored metadata it would pass 262144 bytes/)])
+    const stored = (await api(`/api/episodes/${id}`)).body
+    expect(Object.keys(stored.metadata).sort()).toEqual(['k1', 'k2'])
+    // Replacing a key with a smaller value, or adding nothing, still works.
+    expect((await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: { k2: 'short' } } })).status).toBe(200)
+    expect((await api(`/api/ingest/episode/${id}/finalize`, { body: {} })).status).toBe(200)
+    expect((await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(3) } })).status).toBe(200)
+    // The other answers are unchanged: an unknown episode is 404.
+    expect((await api(`/api/ingest/episode/00000000-0000-4000-8000-000000000000/finalize`, { body: { metadata: chunk(1) } })).status).toBe(404)
+  })
+
   it('names an array item in brackets, whichever check refused it', async () => {
     const kind = await api('/api/ingest/episode', { body: { request_uploads: ['video', 'audio'] } })
     expect(kind.status).toBe(400)

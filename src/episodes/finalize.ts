@@ -2,9 +2,10 @@
  * The finalize rule (spec, "POST /api/ingest/episode/{episode_id}/finalize"):
  * one UPDATE that merges metadata per key with `||`, so concurrent finalizes
  * never lose a key; a `ready` episode keeps its status and its `updated_at`
- * (finalizing again returns the same payload). When the UPDATE touches no row,
- * a second read tells an archived episode (409) from an unknown or foreign
- * one (404).
+ * (finalizing again returns the same payload). Metadata merged over repeated
+ * finalizes stays within the limit of one request (as PostgreSQL writes it).
+ * When the UPDATE touches no row, a second read tells an archived episode
+ * (409) from an unknown or foreign one (404) and from a merge too large (400).
  *
  * The UPDATE takes its changes from a VALUES list, so the finalizes of one
  * event-loop turn are one statement when the ingest writer batches them
@@ -17,7 +18,7 @@ import { iso } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { EpisodicError } from '../errors.ts'
 import { jsonText } from '../http/json.ts'
-import type { FinalizeEpisodeResult } from './ingest-schemas.ts'
+import { EPISODE_METADATA_LIMIT, type FinalizeEpisodeResult } from './ingest-schemas.ts'
 
 export interface FinalizeChange {
   status: 'ready' | 'failed'
@@ -82,6 +83,10 @@ const finalizeRows = prepareRows(CHANGE_FIELDS, (db, rows) => {
     .whereRef('e.id', '=', sql.ref('v.id'))
     .whereRef('e.client_id', '=', sql.ref('v.client_id'))
     .where('e.status', '<>', 'archived')
+    // Repeated finalizes must not grow metadata past the limit one request has.
+    .where(sql<boolean>`(v.metadata = '{}'::jsonb or octet_length((coalesce(e.metadata, '{}'::jsonb) || v.metadata)::text) <= ${
+      sql.lit(EPISODE_METADATA_LIMIT)
+    })`)
     .returning(['e.id', 'e.status', 'e.updated_at'])
 })
 
@@ -137,15 +142,21 @@ export async function finalizeEpisode(
 ): Promise<FinalizeEpisodeResult> {
   const row = await apply({ clientId, episodeId, change })
   if (row) return { episode_id: row.id, status: row.status as 'ready' | 'failed', updated_at: iso(row.updated_at) }
-  await refuseArchived(db, clientId, episodeId)
-  throw new EpisodicError('not_found', 'episode not found')
+  const status = await refuseArchived(db, clientId, episodeId)
+  if (status === undefined) throw new EpisodicError('not_found', 'episode not found')
+  // The episode is there and not archived: only the merged metadata's size kept the UPDATE off it.
+  throw new EpisodicError(
+    'invalid',
+    `metadata: merged with the episode's stored metadata it would pass ${EPISODE_METADATA_LIMIT} bytes (as stored); nothing changed`,
+  )
 }
 
 /**
  * Throws conflict when the caller's episode `episodeId` is archived: the
  * spec's answer to a finalize with any body, a malformed one included.
+ * Otherwise returns its status (undefined: not the caller's, or unknown).
  */
-export async function refuseArchived(db: Kysely<Database>, clientId: string, episodeId: string): Promise<void> {
+export async function refuseArchived(db: Kysely<Database>, clientId: string, episodeId: string): Promise<string | undefined> {
   const existing = await db
     .selectFrom('episodes')
     .select('status')
@@ -153,4 +164,5 @@ export async function refuseArchived(db: Kysely<Database>, clientId: string, epi
     .where('client_id', '=', clientId)
     .executeTakeFirst()
   if (existing?.status === 'archived') throw new EpisodicError('conflict', 'episode is archived and cannot be finalized')
+  return existing?.status
 }
