@@ -22,3 +22,24 @@ describe('EpisodicClient numbers', () => {
     expect(episode.seed).toBe(-9223372036854775808n)
   })
 })
+
+describe('EpisodicClient against a server that is not episodic', () => {
+  it('says so when a 200 answer is not a JSON object, instead of failing later on a missing field', async () => {
+    const html = new EpisodicClient({
+      apiKey: KEY,
+      baseUrl: 'http://intranet.test',
+      fetch: (() => Promise.resolve(new Response('<html>welcome</html>', { headers: { 'content-type': 'text/html' } }))) as typeof fetch,
+    })
+    await expect(html.createEvalRun({ candidate_policy_version: 'v', baseline_episode_ids: ['x'] })).rejects.toMatchObject({
+      name: 'ServerError',
+      message: 'POST /api/ingest/eval-run: 200 with text/html, not a JSON object: is http://intranet.test an episodic service?',
+    })
+    const empty = answering('')
+    await expect(empty.getEpisode('e')).rejects.toThrow('GET /api/episodes/e: 200 with an empty body: is http://service.test an episodic service?')
+  })
+
+  it('takes a 204 as no body (an aborted multipart upload)', async () => {
+    const client = new EpisodicClient({ apiKey: KEY, baseUrl: 'http://service.test', fetch: (() => Promise.resolve(new Response(null, { status: 204 }))) as typeof fetch })
+    await expect(client.abortMultipart('e', 'u')).resolves.toBeUndefined()
+  })
+})

@@ -329,7 +329,13 @@ export class EpisodicClient {
     } catch {
       parsed = undefined
     }
+    if (response.status === 204) return undefined as T
     if (response.ok) {
+      // Every API answer is a JSON object: anything else is not episodic answering (a base URL naming another server).
+      if (parsed === null || typeof parsed !== 'object') {
+        const what = text.trim() === '' ? 'an empty body' : `${response.headers.get('content-type') ?? 'no content type'}, not a JSON object`
+        throw new ServerError(`${method} ${path}: ${response.status} with ${what}: is ${this.baseUrl} an episodic service?`, response.status)
+      }
       if (response.headers.get('idempotency-replayed') === 'true') onReplayed?.()
       return parsed as T
     }

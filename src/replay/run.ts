@@ -17,7 +17,7 @@
 import { captureActions } from './capture-actions.ts'
 import type { Episode, EpisodicClient } from '../client/client.ts'
 import { type ClientEnvironment, runtimeEnvironment } from '../client/environment.ts'
-import { AuthError, ConfigurationError, ConflictError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
+import { AuthError, ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
 import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
 import { replayEpisode } from './episode.ts'
 import type { EpisodeResult, EvalRunHandle } from './eval-run.ts'
@@ -149,10 +149,8 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       if (error instanceof TransportError || isServiceFailure(error)) return { fatal: error }
       // A dry run has no eval run, so the service never checked the baselines: an unknown or
       // foreign one is refused as createRun refuses it for a real run, not made a failed row.
-      if (error instanceof BaselineNotFound) {
-        return run.dryRun ? { fatal: error.cause } : { baseline, error: (error.cause as Error).stack ?? String(error.cause) }
-      }
-      return { baseline, error: error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error) }
+      if (error instanceof BaselineNotFound) return run.dryRun ? { fatal: error.cause } : { baseline, error: failureText(error.cause) }
+      return { baseline, error: failureText(error) }
     } finally {
       // The episode is over: its observations (views of these buffers) are no longer valid.
       if (fetched) {
@@ -249,6 +247,16 @@ async function fetchBaseline(client: EpisodicClient, id: string, pool: BufferPoo
   const allocate = (length: number) => pool.take(length)
   const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions', { allocate }), client.downloadArtifact(id, 'sensors', { allocate })])
   return { baseline, actions, sensors, bytes: actions.byteLength + sensors.byteLength }
+}
+
+/**
+ * A failed episode's error as its result row and stderr get it: the policy's
+ * own errors with their stack (where in the user's code), the library's
+ * (a baseline without an artifact, say) as one line.
+ */
+function failureText(error: unknown): string {
+  if (error instanceof EpisodicClientError) return `${error.name}: ${error.message}`
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)
 }
 
 /** The baseline episode itself (not one of its artifacts) is unknown or not the caller's. */
