@@ -65,6 +65,23 @@ const joined = (...parts: Uint8Array[]) => {
 }
 
 describe('disk multipart with a planned part size', () => {
+  it('refuses to join a part re-sent after the completion checked its ETag (InvalidPart), and joins nothing', async () => {
+    const id = await multipart.create(KEY, PART)
+    const [a, b, c] = [bytes(PART, 1), bytes(PART, 2), bytes(100, 3)]
+    for (const [n, data] of [[1, a], [2, b], [3, c]] as const) await put(id, n, data)
+    const checked = await multipart.listParts(KEY, id)
+    // The window the adversarial pass hit: part 2 sent again, same size, other bytes, between
+    // the completion's check and the join. Before, the object became a+B+c under a+b+c's ETag.
+    await put(id, 2, bytes(PART, 9))
+    const join = multipart.assemble(KEY, id, [1, 2, 3], 'x-3', checked.map((part) => part.etag))
+    await expect(join).rejects.toMatchObject({ code: 'InvalidPart', status: 400 })
+    expect(await files.get(KEY)).toBeNull()
+    // The upload is still there: completed with the ETags it now lists, it holds the new part 2.
+    const now = await multipart.listParts(KEY, id)
+    await multipart.assemble(KEY, id, [1, 2, 3], 'x-3', now.map((part) => part.etag))
+    await expectObject(joined(a, bytes(PART, 9), c))
+  })
+
   it('takes parts in any order, the short last one first, and completes with the bytes in order', async () => {
     const id = await multipart.create(KEY, PART)
     const [a, b, c] = [bytes(PART, 1), bytes(PART, 2), bytes(12_345, 3)]

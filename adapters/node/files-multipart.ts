@@ -36,7 +36,7 @@ import { randomUUID } from 'node:crypto'
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { MAX_OBJECT_SIZE } from '../../src/storage/multipart-rules.ts'
-import { type BlobMultipart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { type BlobMultipart, changedPart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
 import { claim, heldByLiveProcess } from './pid-claims.ts'
 
 /** What the multipart folder borrows from the disk files around it. */
@@ -90,6 +90,16 @@ async function copyRange(from: FileHandle, fromAt: number, size: number, to: Fil
     for (let out = 0; out < bytesRead;) out += (await to.write(buffer, out, bytesRead - out, toAt + done + out)).bytesWritten
     done += bytesRead
   }
+}
+
+/** Removes an upload's folder; a part being written into it meanwhile (ENOTEMPTY) is waited out. */
+function removeFolder(folder: string): Promise<void> {
+  return rm(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+}
+
+/** A part's own file; gone means a re-send replaced it after it was chosen (S3's InvalidPart). */
+function openPart(path: string, partNumber: number): Promise<FileHandle> {
+  return open(path, 'r').catch((error: NodeJS.ErrnoException) => Promise.reject(error.code === 'ENOENT' ? changedPart(partNumber) : error))
 }
 
 /** True when `parts` are 1..k, each filling its slot, the last at most a slot: `data` is then the object. */
@@ -191,7 +201,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
       for (const part of parts.filter((p) => !p.inSlot)) {
         // An older version of this part in its slot is about to be overwritten: unlist it first.
         for (const name of await readdir(folder)) if (IN_SLOT.exec(name)?.[1] === String(part.partNumber)) await rm(join(folder, name), { force: true })
-        const source = await open(part.path, 'r')
+        const source = await openPart(part.path, part.partNumber)
         try {
           await copyRange(source, 0, part.size, handle, (part.partNumber - 1) * partSize)
         } finally {
@@ -216,7 +226,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
    */
   async function finishPublished(key: string, folder: string, parts: Part[], etag: string): Promise<{ size: number; etag: string }> {
     const object = await disk.head(key)
-    await rm(folder, { recursive: true, force: true })
+    await removeFolder(folder)
     const size = parts.reduce((total, part) => total + part.size, 0)
     if (object?.etag !== etag || object.size !== size) throw noSuchUpload()
     return { size, etag }
@@ -229,7 +239,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
     try {
       let at = 0
       for (const part of parts) {
-        const source = await open(part.inSlot ? join(folder, DATA) : part.path, 'r')
+        const source = part.inSlot ? await open(join(folder, DATA), 'r') : await openPart(part.path, part.partNumber)
         try {
           await copyRange(source, part.inSlot ? (part.partNumber - 1) * partSize! : 0, part.size, out, at)
         } finally {
@@ -278,15 +288,17 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
       return parts.map(({ partNumber, size, etag }) => ({ partNumber, size, etag }))
     },
 
-    async assemble(key, uploadId, partNumbers, etag) {
+    async assemble(key, uploadId, partNumbers, etag, partEtags) {
       const { folder, partSize } = await openUpload(key, uploadId)
       const lock = join(folder, COMPLETING)
       if (!(await claim(lock, true).catch(gone))) throw new StorageError('OperationAborted', 409, 'Another request is completing this upload; try again.')
       try {
         const byNumber = new Map((await partsIn(folder)).map((part) => [part.partNumber, part]))
-        const parts = partNumbers.map((n) => {
+        const parts = partNumbers.map((n, i) => {
           const part = byNumber.get(n)
           if (!part) throw new StorageError('InvalidPart', 400, `Part ${n} could not be found.`)
+          // Read under the lock: a part re-sent after the completion checked it is not joined silently.
+          if (partEtags && part.etag !== partEtags[i]) throw changedPart(n)
           return part
         })
         // Laid out, `data` leaves the folder only when it is published or the
@@ -301,7 +313,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
         if (inPlace) await fillSlots(folder, parts, partSize)
         try {
           const size = await disk.publish(key, file, etag)
-          await rm(folder, { recursive: true, force: true })
+          await removeFolder(folder)
           return { size, etag }
         } catch (error) {
           if (!inPlace) await rm(file, { force: true })
@@ -314,7 +326,7 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
 
     async abort(key, uploadId) {
       const { folder } = await openUpload(key, uploadId)
-      await rm(folder, { recursive: true, force: true })
+      await removeFolder(folder)
     },
   }
 }
@@ -335,7 +347,7 @@ export async function sweepStaleUploads(uploads: string, cutoffMs: number): Prom
     const names = await readdir(folder).catch(() => [] as string[])
     const claims = names.filter((name) => name === COMPLETING || SLOT_CLAIM.test(name))
     if ((await Promise.all(claims.map((name) => heldByLiveProcess(join(folder, name))))).includes(true)) continue
-    await rm(folder, { recursive: true, force: true })
+    await removeFolder(folder)
     removed.push(id)
   }
   return removed

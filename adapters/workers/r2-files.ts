@@ -18,7 +18,7 @@
  * @example
  * const storage = createLocalStorage({ files: createR2Files(env.BUCKET), secret: env.EPISODIC_STORAGE_SECRET })
  */
-import { type BlobFiles, type BlobMultipart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { type BlobFiles, type BlobMultipart, changedPart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
 
 /** What this module uses of an R2 object (R2's `R2Object`). */
 export interface R2ObjectLike {
@@ -156,10 +156,13 @@ function r2Multipart(bucket: Required<R2BucketLike>): BlobMultipart {
       await checkUpload(key, uploadId)
       return partRecords(uploadId)
     },
-    async assemble(key, uploadId, partNumbers, _etag) {
+    async assemble(key, uploadId, partNumbers, _etag, partEtags) {
       await checkUpload(key, uploadId)
       const parts = await partRecords(uploadId)
       const byNumber = new Map(parts.map((part) => [part.partNumber, part]))
+      partNumbers.forEach((n, i) => {
+        if (partEtags && byNumber.get(n)?.etag !== partEtags[i]) throw changedPart(n)
+      })
       const object = await bucket.resumeMultipartUpload(key, uploadId).complete(partNumbers.map((n) => ({ partNumber: n, etag: byNumber.get(n)!.etag })))
       await forget(uploadId, parts)
       // R2 computes the joined object's ETag itself; HEAD reports that one.

@@ -56,7 +56,8 @@ export function localMultipart(blobs: BlobMultipart, sign: Sign): MultipartStore
       checked(key, uploadId)
       const chosen = checkCompletion(parts, await blobs.listParts(key, uploadId))
       const etag = multipartEtag(chosen)
-      const joined = await blobs.assemble(key, uploadId, chosen.map((part) => part.partNumber), etag)
+      // The parts' ETags go along: a part re-sent between this check and the join fails it.
+      const joined = await blobs.assemble(key, uploadId, chosen.map((part) => part.partNumber), etag, chosen.map((part) => part.etag))
       return { etag: joined.etag }
     },
     async abort(key, uploadId) {

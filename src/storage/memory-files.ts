@@ -8,7 +8,7 @@
 import { concatBytes } from '../bytes.ts'
 import { md5 } from '@noble/hashes/legacy.js'
 import { toHex } from '../crypto.ts'
-import { type BlobFiles, noSuchUpload, type StoredPart } from './types.ts'
+import { type BlobFiles, changedPart, noSuchUpload, type StoredPart } from './types.ts'
 
 /**
  * Creates an empty in-memory blob store. ETags are MD5s in hex, as S3's
@@ -77,9 +77,12 @@ export function createMemoryFiles(): BlobFiles {
           }))
           return parts.sort((a, b) => a.partNumber - b.partNumber)
         }),
-      assemble: (key, uploadId, partNumbers, etag) =>
+      assemble: (key, uploadId, partNumbers, etag, partEtags) =>
         settled(() => {
           const upload = uploadOf(key, uploadId)
+          partNumbers.forEach((n, i) => {
+            if (partEtags && upload.parts.get(n)?.etag !== partEtags[i]) throw changedPart(n)
+          })
           const bytes = concatBytes(partNumbers.map((n) => upload.parts.get(n)!.bytes))
           objects.set(key, { bytes, etag })
           uploads.delete(uploadId)

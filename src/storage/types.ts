@@ -153,6 +153,11 @@ export function noSuchUpload(): StorageError {
   return new StorageError('NoSuchUpload', 404, NO_SUCH_UPLOAD_MESSAGE)
 }
 
+/** S3's InvalidPart for a part re-sent while its upload was being completed: the listed ETag is no longer its. */
+export function changedPart(partNumber: number): StorageError {
+  return new StorageError('InvalidPart', 400, `Part ${partNumber} was sent again while the upload was being completed; its ETag no longer matches.`)
+}
+
 /**
  * Where the built-in store keeps bytes. A capability supplied by the adapter
  * (files on disk in Node/Deno/Bun, an R2 binding on Workers), so the core has
@@ -200,8 +205,13 @@ export interface BlobMultipart {
   putPart(key: string, uploadId: string, partNumber: number, body: ReadableStream<Uint8Array>, length?: number): Promise<{ size: number; etag: string }>
   /** The parts stored so far, ascending; throws `StorageError('NoSuchUpload')`. */
   listParts(key: string, uploadId: string): Promise<StoredPart[]>
-  /** Joins the named parts, in order, into the object `key` with `etag`, and forgets the upload. */
-  assemble(key: string, uploadId: string, partNumbers: number[], etag: string): Promise<{ size: number; etag: string }>
+  /**
+   * Joins the named parts, in order, into the object `key` with `etag`, and
+   * forgets the upload. With `partEtags` (the ETags the completion checked,
+   * one per part), a part re-sent since is `StorageError('InvalidPart')`, so
+   * the object is always the bytes those ETags name.
+   */
+  assemble(key: string, uploadId: string, partNumbers: number[], etag: string, partEtags?: readonly string[]): Promise<{ size: number; etag: string }>
   /** Forgets the upload and its parts; throws `StorageError('NoSuchUpload')`. */
   abort(key: string, uploadId: string): Promise<void>
 }
