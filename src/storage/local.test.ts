@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createLocalStorage, LOCAL_ACCESS_KEY_ID } from './local.ts'
 import { createMemoryFiles } from './memory-files.ts'
 import { createPresigner } from './sigv4.ts'
+import { noSuchUpload } from './types.ts'
 
 const origin = 'http://127.0.0.1:8787'
 const now = new Date('2030-01-01T00:00:00Z')
@@ -243,6 +244,25 @@ describe('refused uploads', () => {
     const response = await put((await putUrl()).url, body, 'application/json')
     expect((await s3Error(response)).code).toBe('SignatureDoesNotMatch')
     expect(state).toEqual({ pulled: 3, cancelled: false })
+  })
+
+  it('answers 404 NoSuchUpload, not 500, to a part whose upload is aborted while its body is being read', async () => {
+    const files = createMemoryFiles()
+    const multipart = files.multipart!
+    // The abort lands mid-body: the layer has read a chunk when it finds the upload gone.
+    files.multipart = {
+      ...multipart,
+      async putPart(_key, _uploadId, _n, body) {
+        await body.getReader().read()
+        throw noSuchUpload()
+      },
+    }
+    const storage = createLocalStorage({ files, secret: 'test-secret' })
+    const { uploadId } = await storage.multipart!.create(key, 'video/mp4')
+    const signed = await storage.multipart!.presignPart({ key, uploadId, partNumber: 1, origin, now, expiresInSeconds: 1800 })
+    const { body } = trackedBody(3)
+    const request = new Request(signed.url, { method: 'PUT', body, headers: { 'content-length': String(3 * 1024 * 1024) }, duplex: 'half' } as RequestInit)
+    expect(await s3Error(await storage.handle(request, minutes(1)))).toMatchObject({ status: 404, code: 'NoSuchUpload' })
   })
 
   it('stops reading a refused body past 16 MiB', async () => {

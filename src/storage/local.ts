@@ -236,7 +236,8 @@ const REFUSED_BODY_DRAIN = 16 * 1024 * 1024
  * make the store read an unbounded body without a valid signature.
  */
 async function refuse(request: Request, response: Response): Promise<Response> {
-  if (request.method !== 'PUT' || !request.body) return response
+  // A body already being read (a part refused mid-write, its upload aborted) is not drained here.
+  if (request.method !== 'PUT' || !request.body || request.body.locked) return response
   const reader = request.body.getReader()
   let read = 0
   try {
