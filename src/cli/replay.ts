@@ -3,6 +3,7 @@
  * this machine, uploads per-episode metrics and prints the rollup.
  */
 import { readFileSync } from 'node:fs'
+import { totalmem } from 'node:os'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { jsonText } from '../http/json.ts'
@@ -144,6 +145,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
       inflate: createZlibInflate(inflateRawSync),
       concurrency,
       prefetch: prefetchMb === 0 ? false : { bytes: prefetchMb * 1024 * 1024 },
+      // A baseline whose archives would inflate past half the machine's memory fails, rather than the run.
+      maxInflatedBytes: Math.floor(totalmem() / 2),
       onEpisode: (result) => say(episodeLine(result, dryRun)),
       stderr: (text) => err(text),
     })

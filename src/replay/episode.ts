@@ -30,6 +30,8 @@ export interface EpisodeInput {
   inPlace?: boolean
   /** Check each archive member's CRC-32 (see `ReadNpzOptions.verifyCrc`); default false here, on in `runAgainst`. */
   verifyCrc?: boolean | Crc32
+  /** The most bytes each archive's compressed members may inflate to (see `ReadNpzOptions.maxInflatedBytes`; default no limit). */
+  maxInflatedBytes?: number
   /** 0-based position of this baseline in the run (the policy's `episodeIndex`; default 0). */
   episodeIndex?: number
   /** The baseline's id, passed to the policy's context (default ''). */
@@ -161,9 +163,9 @@ function result(recorder: CandidateRecorder, input: EpisodeInput, sentinel: unkn
   }
 }
 
-function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace, verifyCrc }: EpisodeInput): Record<string, NdArray> {
+function readArchive(bytes: Uint8Array, name: string, { inflate, inPlace, verifyCrc, maxInflatedBytes }: EpisodeInput): Record<string, NdArray> {
   try {
-    return readNpz(bytes, { inflate, inPlace, verifyCrc })
+    return readNpz(bytes, { inflate, inPlace, verifyCrc, maxInflatedBytes })
   } catch (error) {
     const entry = error instanceof NpzError ? error.entry : null
     throw new NpzError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { entry, cause: error })

@@ -42,6 +42,13 @@ export interface RunAgainstOptions {
    * `false` skips it.
    */
   verifyCrc?: boolean | Crc32
+  /**
+   * The most bytes one baseline archive's compressed members may inflate to
+   * (default: no limit; the CLI uses half the machine's memory). Past it the
+   * episode fails, naming the sizes, before anything is inflated: a small
+   * archive of zeros can declare gigabytes.
+   */
+  maxInflatedBytes?: number
   /** Where a failing policy's stack trace goes (default: console.error, i.e. standard error). */
   stderr?: (text: string) => void
   /**
@@ -139,6 +146,7 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
         inflate,
         inPlace: true,
         verifyCrc,
+        maxInflatedBytes: options.maxInflatedBytes,
         episodeIndex: i,
         baselineEpisodeId: ids[i]!,
       })

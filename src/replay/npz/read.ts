@@ -20,6 +20,12 @@ export interface ReadNpzOptions {
   /** Decode only these keys; the others are not inflated or copied. */
   keys?: readonly string[]
   /**
+   * The most bytes the deflated members may inflate to, all together,
+   * checked against the zip directory before anything is inflated (default:
+   * no limit): a small archive of zeros can declare gigabytes.
+   */
+  maxInflatedBytes?: number
+  /**
    * The caller hands `bytes` over (a downloaded body, a file just read): stored
    * members are shifted into alignment inside it and returned as views, with
    * no new memory and no copy. `bytes` must not be read as an archive again.
@@ -49,10 +55,15 @@ export function readNpz(bytes: Uint8Array, options: ReadNpzOptions = {}): Record
   const wanted = options.keys ? new Set(options.keys) : null
   const check = options.verifyCrc === true ? crc32 : options.verifyCrc || undefined
   const out: Record<string, NdArray> = {}
-  for (const entry of readZipDirectory(bytes)) {
-    if (!entry.name.endsWith('.npy')) continue
+  const entries = readZipDirectory(bytes).filter((entry) => entry.name.endsWith('.npy') && (!wanted || wanted.has(entry.name.slice(0, -4))))
+  if (options.maxInflatedBytes !== undefined) {
+    const inflated = entries.reduce((sum, entry) => sum + (entry.method === 0 ? 0 : entry.uncompressedSize), 0)
+    if (inflated > options.maxInflatedBytes) {
+      throw npzError(null, `its compressed members declare ${inflated} bytes of arrays, over the limit of ${options.maxInflatedBytes} (maxInflatedBytes)`)
+    }
+  }
+  for (const entry of entries) {
     const key = entry.name.slice(0, -4)
-    if (wanted && !wanted.has(key)) continue
     const { npy, owned } = memberBytes(bytes, entry, inflate)
     if (check !== undefined && check(npy) >>> 0 !== entry.crc32) throw npzError(entry.name, 'CRC-32 mismatch (corrupt archive)')
     const use = owned ? 'owned' : options.inPlace ? 'movable' : 'borrowed'
@@ -78,7 +89,10 @@ function memberBytes(bytes: Uint8Array, entry: ZipEntry, inflate: Inflate): { np
   try {
     npy = inflate(raw, entry.uncompressedSize)
   } catch (err) {
-    throw npzError(entry.name, `corrupt deflate data (${err instanceof Error ? err.message : String(err)})`, err)
+    const message = err instanceof Error ? err.message : String(err)
+    // An output this runtime cannot allocate (past its largest buffer) is not corrupt data.
+    if (err instanceof RangeError) throw npzError(entry.name, `cannot hold its ${entry.uncompressedSize} bytes in one buffer here (${message})`, err)
+    throw npzError(entry.name, `corrupt deflate data (${message})`, err)
   }
   if (npy.length !== entry.uncompressedSize) {
     const got = npy.length > entry.uncompressedSize ? 'more than' : `only ${npy.length} of`

@@ -42,6 +42,27 @@ describe('readNpz on damaged archives', () => {
     expect(() => readNpz(writeZip([{ ...member, uncompressedSize: 2 ** 40 }]))).toThrow('cannot inflate to the declared 1099511627776')
   })
 
+  it('refuses, before inflating anything, an archive whose compressed members declare more than maxInflatedBytes', () => {
+    // Three members of 1 MiB of zeros: ~3 kB on the wire (a zip bomb's ratio, at a test's size).
+    const zeros = { shape: [1024 * 1024], data: new Uint8Array(1024 * 1024) }
+    const bomb = writeNpz({ a: zeros, b: zeros, c: zeros }, { compress: true })
+    expect(bomb.byteLength).toBeLessThan(10_000)
+    let inflated = 0
+    const counting = (raw: Uint8Array, size: number) => (inflated += size, new Uint8Array(size))
+    expect(() => readNpz(bomb, { maxInflatedBytes: 2 * 1024 * 1024, inflate: counting })).toThrow(/^npz: its compressed members declare 3146112 bytes of arrays, over the limit of 2097152 \(maxInflatedBytes\)$/)
+    expect(inflated).toBe(0)
+    expect(Object.keys(readNpz(bomb, { maxInflatedBytes: 4 * 1024 * 1024 }))).toEqual(['a', 'b', 'c'])
+    // Stored members are already in memory (the download): they do not count.
+    expect(() => readNpz(writeNpz({ a: zeros, b: zeros, c: zeros }), { maxInflatedBytes: 0 })).not.toThrow()
+  })
+
+  it('says a member too large for one buffer cannot be held, rather than calling its data corrupt', () => {
+    const tooLarge = () => {
+      throw new RangeError('The value of "size" is out of range.')
+    }
+    expect(() => readNpz(archive(true), { inflate: tooLarge })).toThrow(/npz entry "\/joint_states\/position.npy": cannot hold its \d+ bytes in one buffer here \(The value of "size" is out of range.\)/)
+  })
+
   it('rejects unsupported compression methods and encrypted members', () => {
     const bytes = archive().slice()
     const v = new DataView(bytes.buffer)
