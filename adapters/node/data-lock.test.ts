@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -17,6 +17,16 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid!
 
 describe('data folder lock', () => {
+  it("creates a missing data folder the user's alone (0700), and leaves an existing one's mode", () => {
+    const made = join(folder(), 'new', 'data')
+    lockDataFolder(made).release()
+    expect(statSync(made).mode & 0o777).toBe(0o700)
+    const existing = folder()
+    chmodSync(existing, 0o755)
+    lockDataFolder(existing).release()
+    expect(statSync(existing).mode & 0o777).toBe(0o755)
+  })
+
   it('writes the pid, refuses a second holder, and releases only its own file', () => {
     const dir = folder()
     const lock = lockDataFolder(dir)

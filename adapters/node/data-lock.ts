@@ -125,9 +125,17 @@ export function dataFolderHolder(dataDir: string): number | undefined {
   return typeof holder === 'number' && holder !== process.pid && processAlive(holder) ? holder : undefined
 }
 
+/**
+ * A data folder this code creates is the user's alone, as PostgreSQL keeps
+ * its own: it holds the database (API key hashes, webhook signing secrets in
+ * its write-ahead log) and the objects, whose files are created readable
+ * under the usual umask. An existing folder keeps its mode.
+ */
+export const DATA_FOLDER_MODE = 0o700
+
 /** Takes the data folder for this process, or throws DataFolderInUse. */
 export function lockDataFolder(dataDir: string): DataLock {
-  mkdirSync(dataDir, { recursive: true })
+  mkdirSync(dataDir, { recursive: true, mode: DATA_FOLDER_MODE })
   const file = join(dataDir, LOCK_FILE)
   const mine = `${process.pid}\n`
   for (let attempt = 0; attempt < 200; attempt++) {

@@ -30,7 +30,7 @@ import { createLocalStorage } from '../../src/storage/local.ts'
 import { createS3Storage } from '../../src/storage/s3.ts'
 import type { ObjectStorage } from '../../src/storage/types.ts'
 import { startWebhookDelivery } from '../../src/webhooks/loop.ts'
-import { dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder } from './data-lock.ts'
+import { DATA_FOLDER_MODE, dataFolderHolder, DataFolderInUse, type DataLock, lockDataFolder } from './data-lock.ts'
 import { startControl } from './control.ts'
 import { createDiskFiles } from './files.ts'
 import { NodeSha256 } from './sha256.ts'
@@ -70,7 +70,7 @@ export interface NodeAppOptions {
  * `DataFolderInUse` before anything is opened.
  */
 export async function createNodeApp(config: EpisodicConfig, overrides: Partial<EpisodicOptions> = {}, options: NodeAppOptions = {}): Promise<NodeApp> {
-  if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true })
+  if (!config.databaseUrl || config.storage.kind === 'local') mkdirSync(config.dataDir, { recursive: true, mode: DATA_FOLDER_MODE })
   const embedded = !overrides.db && !config.databaseUrl
   const lock = embedded ? lockDataFolder(config.dataDir) : undefined
   let db: Kysely<Database>
@@ -159,7 +159,7 @@ function nodeStorage(config: EpisodicConfig): ObjectStorage | null {
 function fileSecret(dataDir: string, name: string): string {
   const file = join(dataDir, name)
   if (existsSync(file)) return readFileSync(file, 'utf8').trim()
-  mkdirSync(dataDir, { recursive: true })
+  mkdirSync(dataDir, { recursive: true, mode: DATA_FOLDER_MODE })
   const secret = randomBytes(32).toString('base64url')
   try {
     writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
