@@ -108,6 +108,15 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect(svc.errors).toEqual([])
   })
 
+  it('says what a multipart size may be, rather than "must be a number" for an integer past 2^53', async () => {
+    const id = await episode()
+    const raw = (body: string) => api(`/api/ingest/episode/${id}/multipart`, { raw: body, headers: { 'content-type': 'application/json' } })
+    for (const size of ['9007199254740993', '-1', '1.5', '6e12']) {
+      const reply = await raw(`{"kind":"video","size":${size}}`)
+      expect([reply.status, reply.body.error], size).toEqual([400, 'size: must be a whole number of bytes from 0 to 5497558138880 (5 TiB)'])
+    }
+  })
+
   it('says what bytes_total may be, rather than "must be a number" for an integer past 2^53', async () => {
     const id = await episode()
     const finalize = (raw: string) => api(`/api/ingest/episode/${id}/finalize`, { raw, headers: { 'content-type': 'application/json' } })

@@ -35,13 +35,11 @@ export const UploadUrlsResponse: v.GenericSchema<UploadUrlsResult> = typed<Uploa
   v.object({ episode_id: v.string(), upload_urls: v.array(UploadUrl) }),
 )
 
-const wholeBytes = (max: number, what: string) =>
-  v.pipe(
-    v.number('must be a number'),
-    v.integer('must be an integer'),
-    v.minValue(0, 'must be at least 0'),
-    v.maxValue(max, `must be at most ${max} (${what})`),
-  )
+/** A byte count from 0 to `max`; one message for every way to miss it (an integer past 2^53 arrives as a bigint). */
+const wholeBytes = (max: number, what: string) => {
+  const rule = `must be a whole number of bytes from 0 to ${max} (${what})`
+  return v.pipe(v.number(rule), v.integer(rule), v.minValue(0, rule), v.maxValue(max, rule))
+}
 
 /** Body of `POST .../multipart`. */
 export interface CreateMultipartInput {
