@@ -11,7 +11,7 @@
  */
 import type { MetricSpec } from '../eval/rollup.ts'
 import { type ChartFrame, chartScale, round, ticks } from './chart-scale.ts'
-import { formatNumber } from './format.ts'
+import { formatNumber, NONE } from './format.ts'
 
 /** One baseline episode's pair of values (either may be absent). */
 export interface ChartPoint {
@@ -65,11 +65,52 @@ export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; col
       <figcaption>
         {`${props.column} per baseline episode (${props.spec.direction} is better) `}
         <span class='legend'>
-          <span class='swatch baseline' /> baseline <span class='swatch candidate' /> candidate <span class='swatch failed' /> failed
+          <span class='swatch baseline' /> baseline <span class='swatch candidate' /> candidate <span class='swatch up' /> better{' '}
+          <span class='swatch down' /> worse <span class='failed-glyph' aria-hidden='true'>×</span> failed
         </span>
       </figcaption>
       <ChartSvg {...props} />
+      <ChartTable {...props} />
     </figure>
+  )
+}
+
+/** The chart's values as a table (for the keyboard, screen readers and copying), folded under it. */
+function ChartTable(props: { points: ChartPoint[]; spec: MetricSpec; column: string }) {
+  const change = (p: ChartPoint) => {
+    if (p.failed) return 'failed'
+    if (p.baseline === null || p.candidate === null) return NONE
+    if (p.baseline === p.candidate) return 'same'
+    return (p.candidate > p.baseline) === (props.spec.direction === 'higher') ? 'better' : 'worse'
+  }
+  return (
+    <details class='chart-table'>
+      <summary>Values as a table</summary>
+      <div class='scroll'>
+        <table>
+          <thead>
+            <tr>
+              <th class='num'>#</th>
+              <th>episode</th>
+              <th class='num'>baseline</th>
+              <th class='num'>candidate</th>
+              <th>change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.points.map((p) => (
+              <tr>
+                <td class='num'>{String(p.row)}</td>
+                <td>{p.label}</td>
+                <td class='num'>{formatNumber(p.baseline)}</td>
+                <td class='num'>{formatNumber(p.candidate)}</td>
+                <td>{change(p)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
   )
 }
 

@@ -212,7 +212,7 @@ function EpisodePage(props: { episode: Episode; storage: boolean; deps: Deps; st
       <Artifacts deps={props.deps} episode={e} states={props.states} />
       <EpisodePlots episode={e} storage={props.storage} video={props.states?.some((state) => state.kind === 'video' && state.present) ?? false} />
       <h2>Metadata</h2>
-      <pre class='json' id='metadata'>{prettyJson(e.metadata)}</pre>
+      <pre class='json' id='metadata' tabindex={0} role='region' aria-label='metadata'>{prettyJson(e.metadata)}</pre>
     </Layout>
   )
 }

@@ -224,7 +224,11 @@ function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: stri
                   </td>
                   <td class='num' data-label='reward'>{m ? `${reward(m, 'baseline')} → ${reward(m, 'candidate')}` : NONE}</td>
                   <td class='num' data-label='action L2'>{formatNumber(chartValue(m?.action_l2_mean))}</td>
-                  <td class='wrap full'>{r.error ? <pre class='error'>{redactLocalPaths(r.error)}</pre> : <span class='muted'>{NONE}</span>}</td>
+                  <td class='wrap full' data-label='error'>
+                    {r.error
+                      ? <pre class='error' tabindex={0} role='region' aria-label={`error of row ${i + 1}`}>{redactLocalPaths(r.error)}</pre>
+                      : <span class='muted'>{NONE}</span>}
+                  </td>
                 </tr>
               )
             })}
@@ -232,7 +236,7 @@ function RunPage(props: { run: EvalRun; names: Map<string, string>; chart?: stri
         </table>
       </div>
       <h2>Metadata</h2>
-      <pre class='json' id='metadata'>{prettyJson(run.metadata)}</pre>
+      <pre class='json' id='metadata' tabindex={0} role='region' aria-label='metadata'>{prettyJson(run.metadata)}</pre>
     </Layout>
   )
 }

@@ -52,6 +52,7 @@ export function Layout(props: LayoutProps) {
           <link rel='icon' href='data:,' />
         </head>
         <body>
+          <a class='skip' href='#main'>Skip to content</a>
           <header class='top'>
             <a class='brand' href={`${root}/portal/episodes`}>episodic</a>
             {props.signedIn && (
@@ -68,7 +69,7 @@ export function Layout(props: LayoutProps) {
               </form>
             )}
           </header>
-          <main>{props.children}</main>
+          <main id='main'>{props.children}</main>
         </body>
       </html>
     </>

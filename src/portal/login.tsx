@@ -28,10 +28,19 @@ function LoginPage(props: { next: string; error?: string }) {
           Paste an API key of your client (<code>epk_…</code>). The portal keeps a signed session cookie for 12 hours, never the key; revoking the key ends the
           session.
         </p>
-        {props.error && <p class='error-box' role='alert'>{props.error}</p>}
+        {props.error && <p class='error-box' role='alert' id='login-error'>{props.error}</p>}
         <form method='post' action={`${root}/portal/login`}>
           <label for='api_key'>API key</label>
-          <input id='api_key' name='api_key' type='password' autocomplete='off' spellcheck={false} required autofocus />
+          <input
+            id='api_key'
+            name='api_key'
+            type='password'
+            autocomplete='off'
+            spellcheck={false}
+            required
+            autofocus
+            {...(props.error ? { 'aria-invalid': 'true', 'aria-describedby': 'login-error' } : {})}
+          />
           <input type='hidden' name='next' value={props.next} />
           <button type='submit'>Sign in</button>
         </form>

@@ -93,13 +93,13 @@ function ResultPage(props: { run: EvalRun; row: EvalRun['results'][number]; base
       {row.error && (
         <>
           <h2>Error</h2>
-          <pre class='error' id='result-error'>{redactLocalPaths(row.error)}</pre>
+          <pre class='error' id='result-error' tabindex={0} role='region' aria-label='error'>{redactLocalPaths(row.error)}</pre>
         </>
       )}
       <h2>Actions: baseline beside candidate</h2>
       <Comparison baseline={baseline} replay={replay} storage={props.storage} status={row.status} />
       <h2>Metrics</h2>
-      <pre class='json' id='result-metrics'>{row.metrics ? prettyJson(row.metrics) : NONE}</pre>
+      <pre class='json' id='result-metrics' tabindex={0} role='region' aria-label='metric blob'>{row.metrics ? prettyJson(row.metrics) : NONE}</pre>
     </Layout>
   )
 }

@@ -186,6 +186,7 @@ export function ActionDivergence(
         </dl>
       )}
       {perKey.length > 0 && (
+        <div class='scroll'>
         <table id='action-keys'>
           <thead>
             <tr>
@@ -206,6 +207,7 @@ export function ActionDivergence(
             ))}
           </tbody>
         </table>
+        </div>
       )}
     </div>
   )

@@ -6,7 +6,7 @@
  */
 export const STYLESHEET = `
 :root { color-scheme: light dark; --fg: #1d2430; --muted: #5d6878; --bg: #f6f7f9; --card: #fff; --line: #dde1e7;
-  --accent: #2457c5; --good: #17803d; --bad: #c0352b; --warn: #a66300; --base: #8a94a3; --cand: #2457c5; }
+  --accent: #2457c5; --good: #17803d; --bad: #c0352b; --warn: #9a5b00; --base: #8a94a3; --cand: #2457c5; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e3e7ee; --muted: #9aa5b5; --bg: #14171c; --card: #1c2027; --line: #2e343e;
     --accent: #7aa2ff; --good: #4cc47a; --bad: #ff7a6e; --warn: #e6a23c; --base: #8a94a3; --cand: #7aa2ff; }
@@ -16,6 +16,11 @@ html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
+/* Links inside running text are underlined: their colour alone is too close to the text's. */
+.sub a, p a, li a, dd a, figcaption a, .legend a { text-decoration: underline; text-underline-offset: 2px; }
+.skip { position: absolute; left: -9999px; top: 8px; }
+.skip:focus { left: 8px; z-index: 10; padding: 6px 12px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
+:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 20px; padding: 10px 20px; background: var(--card); border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); }
@@ -54,6 +59,7 @@ pre.error { max-height: 160px; color: var(--bad); white-space: pre-wrap; max-wid
 input, select, button { font: inherit; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--card); color: var(--fg); }
 button { cursor: pointer; background: var(--accent); border-color: var(--accent); color: #fff; }
 button.link { background: none; border: 0; color: var(--accent); padding: 0; }
+@media (prefers-color-scheme: dark) { button:not(.link) { color: #14171c; } }
 .pager { display: flex; gap: 16px; margin-top: 12px; }
 .notice { padding: 12px 16px; border-radius: 8px; border: 1px solid var(--warn); color: var(--warn); background: var(--card); }
 .error-box { padding: 10px 14px; border-radius: 6px; border: 1px solid var(--bad); color: var(--bad); margin-bottom: 12px; }
@@ -91,11 +97,17 @@ td.metric small { display: block; }
 .chart .baseline { fill: var(--base); }
 .chart .candidate { fill: var(--cand); }
 .chart .up { stroke: var(--good); }
-.chart .down { stroke: var(--bad); }
+.chart .down { stroke: var(--bad); stroke-dasharray: 4 2; }
 .chart .flat { stroke: var(--muted); }
 .chart .candidate.hollow { fill: none; stroke: var(--cand); }
 .chart .failed-mark { stroke: var(--bad); fill: none; }
-.swatch.failed { background: var(--bad); }
+.swatch.up { height: 3px; width: 14px; vertical-align: middle; background: var(--good); }
+.swatch.down { height: 0; width: 14px; vertical-align: middle; background: none; border-top: 3px dashed var(--bad); }
+.failed-glyph { margin-left: 8px; color: var(--bad); font-weight: 700; }
+.chart-table, .plot-summary { margin-top: 6px; font-size: 13px; }
+.chart-table summary, .plot-summary summary { cursor: pointer; color: var(--accent); }
+.plot-summary { overflow-x: auto; }
+.plot-summary table { width: auto; }
 .r-inconclusive { color: var(--warn); }
 svg.errorbar { vertical-align: middle; margin-right: 6px; }
 .errorbar .zero { stroke: var(--muted); stroke-dasharray: 2 2; }
@@ -123,6 +135,15 @@ ol.reasons { flex-basis: 100%; margin: 4px 0 0; padding-left: 20px; }
 .trend { margin: 0 0 18px; }
 .trend h2 { margin-top: 0; }
 .trend .point a:focus circle, .trend .point a:hover circle { stroke: var(--fg); stroke-width: 2; }
+.trend .point a:focus { outline: none; }
+.trend .point .value { display: none; fill: var(--fg); font-weight: 600; }
+.trend .point a:focus .value, .trend .point a:hover .value { display: inline; }
+/* Better and worse by shape as well as colour: a worse point is hollow, its ring dashed. */
+.trend-chart circle.down { fill: var(--card); stroke-width: 2.5; }
+.trend-chart circle.up { stroke-width: 2.5; }
+.glyph-better { color: var(--good); }
+.glyph-worse { color: var(--bad); }
+p.legend { font-size: 13px; margin: -4px 0 8px; }
 .chart .ci { stroke: var(--cand); stroke-width: 1.5; }
 .chart .zero { stroke: var(--muted); stroke-dasharray: 4 4; }
 .chart .trendline { stroke: var(--cand); fill: none; stroke-width: 1.5; }

@@ -46,7 +46,16 @@ export function trendPoint(
   }
 }
 
-const FRAME: ChartFrame = { width: 720, height: 230, pad: { left: 64, right: 16, top: 12, bottom: 40 } }
+// The left pad holds "+100 pp" at the tick size phones get (see style.ts).
+const FRAME: ChartFrame = { width: 720, height: 230, pad: { left: 100, right: 16, top: 12, bottom: 40 } }
+
+/** What a point says, in words: the tooltip and the link's accessible name. */
+function describePoint(spec: MetricSpec, p: TrendPoint): string {
+  const interval = p.ci_low !== null && p.ci_high !== null ? `, 95% interval [${formatDelta(spec.name, p.ci_low)}, ${formatDelta(spec.name, p.ci_high)}]` : ', no interval'
+  return `${p.name} (${formatTime(p.created_at)}): ${formatMetric(spec.name, p.baseline)} → ${formatMetric(spec.name, p.candidate)}, delta ${
+    formatDelta(spec.name, p.delta)
+  }${interval}`
+}
 
 export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
   const { spec, points } = props
@@ -62,7 +71,7 @@ export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
     <svg
       class='chart trend-chart'
       viewBox={`0 0 ${W} ${H}`}
-      role='img'
+      role='group'
       aria-label={`${spec.label}: delta with 95% interval per eval run`}
       xmlns='http://www.w3.org/2000/svg'
       data-metric={spec.name}
@@ -78,15 +87,8 @@ export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
       {line.includes(' ') && <polyline class='trendline' points={line} />}
       {points.map((p, i) => (
         <g class='point' data-delta={p.delta === null ? '' : String(p.delta)}>
-          <a href={p.href}>
-            <title>
-              {`${p.name} (${formatTime(p.created_at)}): ${formatMetric(spec.name, p.baseline)} → ${formatMetric(spec.name, p.candidate)}, delta ${
-                formatDelta(spec.name, p.delta)
-              }` +
-                (p.ci_low !== null && p.ci_high !== null
-                  ? `, 95% interval [${formatDelta(spec.name, p.ci_low)}, ${formatDelta(spec.name, p.ci_high)}]`
-                  : ', no interval')}
-            </title>
+          <a href={p.href} aria-label={describePoint(spec, p)}>
+            <title>{describePoint(spec, p)}</title>
             {p.ci_low !== null && p.ci_high !== null && (
               <g class='ci'>
                 <line x1={x(i)} x2={x(i)} y1={y(p.ci_low)} y2={y(p.ci_high)} />
@@ -99,6 +101,8 @@ export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
             {p.delta !== null
               ? <circle class={`candidate ${better(p.delta)}`} cx={x(i)} cy={y(p.delta)} r={4.5} />
               : <text x={x(i)} y={y(0)} dy='0.35em' text-anchor='middle'>?</text>}
+            {/* Shown while the point has focus (style.ts): its delta, for the keyboard as for the mouse's tooltip. */}
+            <text class='value' x={x(i)} y={p.delta === null ? y(0) : y(p.delta)} dy='-0.9em' text-anchor='middle'>{formatDelta(spec.name, p.delta)}</text>
           </a>
           {i % labelEvery === 0 && (
             <text x={x(i)} y={H - PAD.bottom + 18} text-anchor='middle'>{p.label.length > 14 ? `${p.label.slice(0, 13)}…` : p.label}</text>

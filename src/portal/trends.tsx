@@ -77,6 +77,10 @@ function TrendsPage(props: { runs: RunSummary[]; filters: Record<string, string>
             return (
               <section class='trend card' id={`trend-${spec.name}`}>
                 <h2>{`${spec.label} (${spec.direction} is better)`}</h2>
+                <p class='legend muted'>
+                  Delta of each run with its 95% interval; <span class='glyph-better' aria-hidden='true'>●</span> better,{' '}
+                  <span class='glyph-worse' aria-hidden='true'>○</span> worse, dashed line: no change. Tab to a point to read it; Enter opens the run.
+                </p>
                 {points.every((p) => p.delta === null) ? <p class='muted'>No run has a value for this metric.</p> : <TrendChart spec={spec} points={points} />}
               </section>
             )

@@ -35,8 +35,16 @@ interface Source {
 
 type Loaded = { arrays: Record<string, NdArray>; decodeMs: number } | { missing: string } | { error: string }
 
-const COLORS = ['#2457c5', '#d9480f', '#2b8a3e', '#ae3ec9', '#e8590c', '#1098ad', '#c2255c', '#5c940d', '#364fc7', '#a61e4d']
+/**
+ * One line colour per component, told apart by hue and at least 3:1 against
+ * the chart's background in each colour scheme (WCAG's minimum for graphics).
+ */
+const COLORS = matchMedia('(prefers-color-scheme: dark)').matches
+  ? ['#6cb4ee', '#ff8a65', '#5fd38d', '#c39bd3', '#ffc857', '#4dd0e1', '#f48fb1', '#d7a98c', '#b0bec5', '#aed581']
+  : ['#0b62a4', '#c23b22', '#1a7f37', '#8e44ad', '#a15c00', '#00838f', '#b8336a', '#6d4c41', '#5c6b7a', '#4d7c0f']
 const HEIGHT = 220
+/** Narrowest chart drawn: a phone at 320 CSS pixels, less the page's padding. */
+const MIN_WIDTH = 200
 
 for (const section of Array.from(document.querySelectorAll<HTMLElement>('section[data-plots]'))) {
   void drawSection(section).catch((err) => show(section, 'error', `The plots could not be drawn: ${err instanceof Error ? err.message : String(err)}`))
@@ -71,8 +79,16 @@ async function drawSection(section: HTMLElement): Promise<void> {
     return
   }
   const charts = section.querySelector<HTMLElement>('.plot-charts') ?? section
-  const width = Math.max(320, charts.clientWidth || section.clientWidth || 800)
-  const drawn = keys.map((k) => drawKey(charts, k, fps, width, present.length > 1))
+  const widthOf = () => Math.max(MIN_WIDTH, charts.clientWidth || section.clientWidth || 800)
+  const drawn = keys.map((k) => drawKey(charts, k, fps, widthOf(), present.length > 1))
+  // The charts follow their box: a rotated phone, a resized window, a zoomed page.
+  let drawnWidth = widthOf()
+  new ResizeObserver(() => {
+    const width = widthOf()
+    if (width === drawnWidth) return
+    drawnWidth = width
+    for (const d of drawn) d.resize(width)
+  }).observe(charts)
   const video = fps ? document.querySelector<HTMLVideoElement>('video[data-plot-video]') : null
   if (video) followVideo(video, drawn)
   const decodeMs = loaded.reduce((sum, l) => sum + ('decodeMs' in l ? l.decodeMs : 0), 0)
@@ -117,16 +133,21 @@ async function load(source: Source): Promise<Loaded> {
 interface Drawn {
   plot: uPlot
   figure: HTMLElement
+  /** Draws the chart at a new width, downsampled again for it. */
+  resize(width: number): void
 }
 
-function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, width: number, compare: boolean): Drawn {
+function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, initialWidth: number, compare: boolean): Drawn {
+  let width = initialWidth
   const figure = document.createElement('figure')
   figure.className = 'plot'
   figure.dataset.key = key.key
   figure.dataset.steps = String(key.steps)
   figure.dataset.components = String(key.components)
   const caption = document.createElement('figcaption')
-  caption.textContent = `${key.key} · ${key.steps} steps × ${key.components} component${key.components === 1 ? '' : 's'}`
+  caption.textContent = `${key.key} · ${key.steps} steps × ${key.components} component${key.components === 1 ? '' : 's'}${
+    compare ? ' · dashed: baseline, solid: candidate' : ''
+  }`
   figure.append(caption)
   parent.append(figure)
 
@@ -162,7 +183,8 @@ function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, width
           value: (_u: uPlot, v: number | null) => (v === null ? '—' : String(Number(v.toPrecision(6)))),
         })),
       ],
-      legend: { live: true },
+      // A dashed series (the baseline, when sources are compared) gets a dashed marker too.
+      legend: { live: true, markers: { dash: (u: uPlot, i: number) => (u.series[i]!.dash ? 'dashed' : 'solid') } },
       // One sync key per page: hovering any chart shows the same moment on every chart.
       cursor: { drag: { x: true, y: false }, points: { show: false }, sync: { key: 'episodic-plots' } },
       hooks: {
@@ -195,7 +217,86 @@ function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, width
   )
   // Double-click zooms back out to the whole episode (uPlot alone would fit the zoomed data).
   plot.over.addEventListener('dblclick', () => plot.setScale('x', { min: full[0], max: full[1] }))
-  return { plot, figure }
+  readableByKeyboard(plot, key.key)
+  figure.append(summaryTable(key))
+  return {
+    plot,
+    figure,
+    resize(next) {
+      width = next
+      plot.setSize({ width, height: HEIGHT })
+      const resampled = downsample(values, time, range[0], range[1], buckets())
+      plot.setData(resampled, false)
+      figure.dataset.points = String(resampled[0].length)
+    },
+  }
+}
+
+/**
+ * The chart from the keyboard: it takes focus, and the arrow keys move the
+ * cursor (Shift: ten times as far; Home and End: the ends), so the live
+ * legend reads the values there; Escape zooms out.
+ */
+function readableByKeyboard(plot: uPlot, key: string): void {
+  const over = plot.over
+  over.tabIndex = 0
+  over.setAttribute('role', 'img')
+  over.setAttribute('aria-label', `${key}: arrow keys move the cursor and the legend shows the values there; the table below sums each component up`)
+  const step = () => Math.max(1, over.clientWidth / 100)
+  over.addEventListener('focus', () => {
+    if (plot.cursor.left === undefined || plot.cursor.left < 0) plot.setCursor({ left: 0, top: over.clientHeight / 2 })
+  })
+  over.addEventListener('keydown', (e) => {
+    const at = plot.cursor.left !== undefined && plot.cursor.left >= 0 ? plot.cursor.left : 0
+    const moves: Record<string, number> = {
+      ArrowRight: at + step() * (e.shiftKey ? 10 : 1),
+      ArrowLeft: at - step() * (e.shiftKey ? 10 : 1),
+      Home: 0,
+      End: over.clientWidth,
+    }
+    if (e.key === 'Escape') {
+      plot.setScale('x', { min: plot.data[0][0] ?? 0, max: plot.data[0].at(-1) ?? 0 })
+      return
+    }
+    if (!(e.key in moves)) return
+    e.preventDefault()
+    plot.setCursor({ left: Math.max(0, Math.min(over.clientWidth, moves[e.key]!)), top: over.clientHeight / 2 })
+  })
+}
+
+/** Each component's first, last, lowest, highest and mean value over the whole episode, in a table under the chart. */
+function summaryTable(key: KeyColumns): HTMLElement {
+  const details = document.createElement('details')
+  details.className = 'plot-summary'
+  const summary = document.createElement('summary')
+  summary.textContent = 'Values as a table'
+  const table = document.createElement('table')
+  const head = table.createTHead().insertRow()
+  for (const name of ['component', 'first', 'last', 'min', 'max', 'mean']) {
+    const th = document.createElement('th')
+    th.textContent = name
+    head.append(th)
+  }
+  const body = table.createTBody()
+  const text = (v: number) => (Number.isFinite(v) ? String(Number(v.toPrecision(6))) : '—')
+  for (const column of key.columns) {
+    const values = column.values
+    let min = Infinity, max = -Infinity, sum = 0, n = 0
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!
+      if (!Number.isFinite(v)) continue
+      if (v < min) min = v
+      if (v > max) max = v
+      sum += v
+      n++
+    }
+    const row = body.insertRow()
+    for (const cell of [column.label, text(values[0] ?? NaN), text(values[values.length - 1] ?? NaN), text(min), text(max), text(n ? sum / n : NaN)]) {
+      row.insertCell().textContent = cell
+    }
+  }
+  details.append(summary, table)
+  return details
 }
 
 /** The video's time as a cursor on every chart; a click on a chart seeks the video there. */
