@@ -187,6 +187,38 @@ describe('disk multipart with a planned part size', () => {
     await expectObject(bytes(100, 1))
   })
 
+  it('keeps one of two sends of a part that finish together, listed with the bytes it holds', async () => {
+    // Both sends used to remove each other's entry when their ends crossed: two 200s, no part.
+    for (let round = 0; round < 8; round++) {
+      const id = await multipart.create(KEY, PART)
+      const [a, b] = [bytes(PART, 10 + round), bytes(PART, 50 + round)]
+      const [x, y] = await Promise.all([put(id, 1, a), put(id, 1, b)])
+      expect([x.etag, y.etag]).toEqual([md5(a), md5(b)])
+      const listed = await multipart.listParts(KEY, id)
+      expect(listed.map((p) => p.partNumber)).toEqual([1])
+      expect([md5(a), md5(b)]).toContain(listed[0]!.etag)
+      await multipart.assemble(KEY, id, [1], 'x-1', [listed[0]!.etag])
+      await expectObject(listed[0]!.etag === md5(a) ? a : b)
+    }
+  })
+
+  it('refuses an abort while a completion holds the upload; one of the two wins, never both', async () => {
+    const id = await multipart.create(KEY, PART)
+    await put(id, 1, bytes(100, 1))
+    const folder = join(dir, '.uploads', id)
+    await writeFile(join(folder, '.completing'), String(process.pid)) // a completion under way
+    await expect(multipart.abort(KEY, id)).rejects.toMatchObject({ code: 'OperationAborted', status: 409 })
+    await rm(join(folder, '.completing'))
+    await multipart.assemble(KEY, id, [1], 'x-1')
+    await expect(multipart.abort(KEY, id)).rejects.toMatchObject({ code: 'NoSuchUpload' })
+    await expectObject(bytes(100, 1))
+    // And the other way round: an aborted upload cannot be completed.
+    const other = await multipart.create(KEY, PART)
+    await put(other, 1, bytes(100, 2))
+    const [aborted, completed] = await Promise.allSettled([multipart.abort(KEY, other), multipart.assemble(KEY, other, [1], 'x-1')])
+    expect([aborted.status, completed.status].filter((status) => status === 'fulfilled')).toHaveLength(1)
+  })
+
   it('forgets everything on abort, and refuses parts after it', async () => {
     const id = await multipart.create(KEY, PART)
     await put(id, 1, bytes(PART, 1))

@@ -147,10 +147,19 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
     return [...newest.values()].sort((a, b) => a.partNumber - b.partNumber).map(({ mtimeMs: _, ...part }) => part)
   }
 
-  /** Same number, other bytes: the older entries go (S3 keeps the last part sent). */
+  /**
+   * Same number, other bytes: the entries older than `keep` go (S3 keeps the
+   * last part sent). Only older ones: two sends of one part finishing at once
+   * would otherwise each remove the other's entry and leave none; the newest
+   * stays, the one `partsIn` lists.
+   */
   async function dropOthers(folder: string, partNumber: number, keep: string): Promise<void> {
+    const kept = await stat(join(folder, keep)).catch(() => null)
+    if (!kept) return // replaced meanwhile by a newer send, which drops the older ones itself
     for (const name of await readdir(folder).catch(() => [] as string[])) {
-      if (name.startsWith(`${partNumber}.`) && name !== keep) await rm(join(folder, name), { force: true })
+      if (!name.startsWith(`${partNumber}.`) || name === keep) continue
+      const other = await stat(join(folder, name)).catch(() => null)
+      if (other && other.mtimeMs < kept.mtimeMs) await rm(join(folder, name), { force: true })
     }
   }
 
@@ -218,18 +227,25 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
   }
 
   /**
-   * The retry of a completion that died between publishing `data` and
-   * removing the folder. The upload is finished either way, so its folder
-   * goes; the retry succeeds if the object at `key` is the one `parts` make
-   * (same multipart ETag, same size), else it is told the upload is gone, as
-   * S3 tells a completion of a completed upload.
+   * A completion whose `data` was already published: the retry of one that
+   * died between publishing and removing the folder, or one that ran beside
+   * another (which is removing the folder). The upload is finished either
+   * way, so its folder goes; the retry succeeds if the object at `key` has
+   * the multipart ETag these parts make (it names each part's MD5 and their
+   * count), else it is told the upload is gone, as S3 tells a completion of
+   * a completed upload.
    */
-  async function finishPublished(key: string, folder: string, parts: Part[], etag: string): Promise<{ size: number; etag: string }> {
+  async function finishPublished(key: string, folder: string, etag: string): Promise<{ size: number; etag: string }> {
     const object = await disk.head(key)
     await removeFolder(folder)
-    const size = parts.reduce((total, part) => total + part.size, 0)
-    if (object?.etag !== etag || object.size !== size) throw noSuchUpload()
-    return { size, etag }
+    if (object?.etag !== etag) throw noSuchUpload()
+    return { size: object.size, etag }
+  }
+
+  /** Ends an upload: its record first, so nobody opens it while the rest goes, then the folder (the lock last of all). */
+  async function finish(folder: string): Promise<void> {
+    await rm(join(folder, 'upload.json'), { force: true })
+    await removeFolder(folder)
   }
 
   /** Streams the parts, in order, into a new file of the folder; returns its path. */
@@ -293,6 +309,9 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
       const lock = join(folder, COMPLETING)
       if (!(await claim(lock, true).catch(gone))) throw new StorageError('OperationAborted', 409, 'Another request is completing this upload; try again.')
       try {
+        // Laid out, `data` leaves the folder only when it is published or the
+        // folder removed: either way the upload is over.
+        if (partSize !== undefined && (await missing(join(folder, DATA)))) return await finishPublished(key, folder, etag)
         const byNumber = new Map((await partsIn(folder)).map((part) => [part.partNumber, part]))
         const parts = partNumbers.map((n, i) => {
           const part = byNumber.get(n)
@@ -301,9 +320,6 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
           if (partEtags && part.etag !== partEtags[i]) throw changedPart(n)
           return part
         })
-        // Laid out, `data` leaves the folder only when it is published or the
-        // folder removed: either way the upload is over.
-        if (partSize !== undefined && (await missing(join(folder, DATA)))) return await finishPublished(key, folder, parts, etag)
         // A slot write still running may touch `data` (only slots no listed part
         // fills): the listed bytes are then copied out instead of renamed.
         const names = await readdir(folder)
@@ -312,8 +328,8 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
         const file = inPlace ? join(folder, DATA) : await copyParts(folder, parts, partSize)
         if (inPlace) await fillSlots(folder, parts, partSize)
         try {
-          const size = await disk.publish(key, file, etag)
-          await removeFolder(folder)
+          const size = await disk.publish(key, file, etag).catch(gone)
+          await finish(folder)
           return { size, etag }
         } catch (error) {
           if (!inPlace) await rm(file, { force: true })
@@ -326,7 +342,11 @@ export function diskMultipart(disk: DiskParts): BlobMultipart {
 
     async abort(key, uploadId) {
       const { folder } = await openUpload(key, uploadId)
-      await removeFolder(folder)
+      // A completion holds the folder while it joins the parts: one of the two wins, never both.
+      if (!(await claim(join(folder, COMPLETING), true).catch(gone))) {
+        throw new StorageError('OperationAborted', 409, 'The upload is being completed; it can no longer be aborted.')
+      }
+      await finish(folder)
     },
   }
 }
