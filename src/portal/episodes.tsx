@@ -20,7 +20,7 @@ import { isUuid, uuidParam } from '../http/fields.ts'
 import { queryParams } from '../http/query.ts'
 import { getEpisode } from '../episodes/rows.ts'
 import { type Episode, EpisodeSourceSchema } from '../episodes/ingest-schemas.ts'
-import { formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
+import { filterError, formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import { Layout, sendPage } from './layout.tsx'
 import { EpisodePlots } from './plots/episode-plots.tsx'
 import { PLOT_PAGE_CSP } from './plots/plot-section.tsx'
@@ -77,13 +77,16 @@ function Select(props: { name: string; label: string; options: readonly string[]
   )
 }
 
-function EpisodeList(props: { items: Episode[]; next: string | null; filters: Record<string, string>; paged: boolean }) {
+function EpisodeList(
+  props: { items: Episode[]; next: string | null; filters: Record<string, string>; paged: boolean; error?: string; metadataText?: string },
+) {
   const f = props.filters
   const root = useRoot()
   return (
     <Layout title='Episodes' section='episodes' signedIn>
       <h1>Episodes</h1>
       <p class='sub'>Newest first.</p>
+      {props.error && <p class='error-box' role='alert' id='filter-error'>{props.error}</p>}
       <form class='filters' method='get' action={`${root}/portal/episodes`}>
         <Select name='source' label='source' options={EpisodeSourceSchema.options} value={f.source} />
         <Select name='status' label='status' options={EpisodeStatusSchema.options} value={f.status} />
@@ -97,7 +100,7 @@ function EpisodeList(props: { items: Episode[]; next: string | null; filters: Re
         </label>
         <label>
           metadata
-          <input name='metadata' value={metadataText(f)} placeholder='task=reach site=lab-2' size={24} />
+          <input name='metadata' value={props.metadataText ?? metadataText(f)} placeholder='task=reach site=lab-2' size={24} />
         </label>
         <label>
           created from
@@ -244,11 +247,19 @@ export function episodePages(deps: Deps) {
   app.get('/', async (c) => {
     // The form's `metadata` text (`task=reach site=lab-2`) and `metadata.<key>` parameters (as in the API) both filter.
     const { metadata: text, ...given } = givenParams(queryParams(c.req.url))
-    const filters = { ...given, ...(text ? metadataParamsFromText(text) : {}) }
-    const { filters: metadata, rest } = splitMetadataParams(filters)
-    const query = parseWith(ListEpisodesQuery, rest)
-    const page = await listEpisodes(deps.db, c.get('clientId'), query, metadata)
-    return sendPage(c, 200, <EpisodeList items={page.items} next={page.next_cursor} filters={filters} paged={!!query.cursor} />)
+    let filters: Record<string, string> = given
+    try {
+      filters = { ...given, ...(text ? metadataParamsFromText(text) : {}) }
+      const { filters: metadata, rest } = splitMetadataParams(filters)
+      const query = parseWith(ListEpisodesQuery, rest)
+      const page = await listEpisodes(deps.db, c.get('clientId'), query, metadata)
+      return sendPage(c, 200, <EpisodeList items={page.items} next={page.next_cursor} filters={filters} paged={!!query.cursor} />)
+    } catch (error) {
+      // A filter value the list refuses: the same page, the form as typed, and what is wrong with which field.
+      if (!(error instanceof EpisodicError) || error.code !== 'invalid') throw error
+      const page = <EpisodeList items={[]} next={null} filters={filters} paged={false} error={filterError(error.message)} metadataText={text} />
+      return sendPage(c, 400, page)
+    }
   })
   app.get('/:id', async (c) => {
     const id = c.req.param('id')

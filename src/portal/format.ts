@@ -72,3 +72,24 @@ export function formatDuration(seconds: number | null): string {
 export function prettyJson(value: unknown): string {
   return jsonText(value ?? {}, 2)
 }
+
+/** The form's words for the list parameters an error message names. */
+const FIELD_LABELS: Record<string, string> = {
+  created_after: 'created from',
+  created_before: 'created before',
+  policy_version: 'policy version',
+  baseline_policy_version: 'baseline version',
+  candidate_policy_version: 'candidate version',
+}
+
+/**
+ * A list's validation error as the filter form reads: its field under the
+ * label the form shows (`created_after: ...` becomes `created from: ...`).
+ *
+ * @example
+ * filterError('created_after: must be a date') // 'created from: must be a date'
+ */
+export function filterError(message: string): string {
+  const field = /^([a-z_]+):/.exec(message)?.[1]
+  return field && FIELD_LABELS[field] ? `${FIELD_LABELS[field]}${message.slice(field.length)}` : message
+}

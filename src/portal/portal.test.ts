@@ -237,6 +237,20 @@ describe('pages', () => {
     const bad = await page('/portal/episodes?source=dream', cookie)
     expect(bad.status).toBe(400)
     expect(await bad.text()).toContain('source')
+    // A bad filter keeps the page and the form as typed, naming the field by its label.
+    const date = await page('/portal/episodes?robot=arm-7&created_after=yesterday', cookie)
+    const dateHtml = await date.text()
+    expect(date.status).toBe(400)
+    expect(dateHtml).toMatch(/<p class="error-box" role="alert" id="filter-error">created from: [^<]+<\/p>/)
+    expect(dateHtml).toContain('<form class="filters"')
+    expect(dateHtml).toContain('value="arm-7"')
+    expect(dateHtml).toContain('value="yesterday"')
+    const words = await (await page('/portal/episodes?metadata=justaword', cookie)).text()
+    expect(words).toContain('metadata: &quot;justaword&quot; is not key=value')
+    expect(words).toContain('value="justaword"')
+    const trend = await page('/portal/trends?baseline_policy_version=v1&created_after=soon', cookie)
+    expect(trend.status).toBe(400)
+    expect(await trend.text()).toMatch(/id="filter-error">created from: /)
   })
 
   it('answer 404 for another client’s, unknown and malformed ids', async () => {

@@ -16,7 +16,8 @@ import { ListEvalRunsQuery } from '../eval/schemas.ts'
 import { parseWith } from '../http/body.ts'
 import { queryParams } from '../http/query.ts'
 import { givenParams, Status } from './episodes.tsx'
-import { formatDelta, formatTime, NONE } from './format.ts'
+import { filterError, formatDelta, formatTime, NONE } from './format.ts'
+import { EpisodicError } from '../errors.ts'
 import type { PortalEnv } from './guard.ts'
 import { Layout, sendPage } from './layout.tsx'
 import { useRoot } from './root.ts'
@@ -37,7 +38,7 @@ export function trendHref(root: string, run: { eval_run_id: string; baseline_pol
   return `${root}/portal/trends?${new URLSearchParams(params)}`
 }
 
-function TrendsPage(props: { runs: RunSummary[]; filters: Record<string, string>; capped: boolean }) {
+function TrendsPage(props: { runs: RunSummary[]; filters: Record<string, string>; capped: boolean; error?: string }) {
   const root = useRoot()
   const { runs, filters } = props
   const lineage = filters.baseline_policy_version || filters.baselines_of
@@ -59,6 +60,7 @@ function TrendsPage(props: { runs: RunSummary[]; filters: Record<string, string>
           }, oldest first. Each point is a run's delta (candidate - baseline) with its 95% interval; click it to open the run.`
           : 'Choose a baseline version (or open the trend from an eval run) to follow a policy across eval runs.'}
       </p>
+      {props.error && <p class='error-box' role='alert' id='filter-error'>{props.error}</p>}
       <form class='filters' method='get' action={`${root}/portal/trends`}>
         {input('baseline_policy_version', 'baseline version')}
         {input('candidate_policy_version', 'candidate version')}
@@ -128,7 +130,13 @@ export function trendPages(deps: Deps) {
   const app = new Hono<PortalEnv>()
   app.get('/', async (c) => {
     const filters = Object.fromEntries(Object.entries(givenParams(queryParams(c.req.url))).filter(([k]) => (TREND_FILTERS as readonly string[]).includes(k)))
-    const query = parseWith(ListEvalRunsQuery, { ...filters, status: 'completed', limit: String(TREND_RUNS) })
+    let query
+    try {
+      query = parseWith(ListEvalRunsQuery, { ...filters, status: 'completed', limit: String(TREND_RUNS) })
+    } catch (error) {
+      if (!(error instanceof EpisodicError) || error.code !== 'invalid') throw error
+      return sendPage(c, 400, <TrendsPage runs={[]} filters={filters} capped={false} error={filterError(error.message)} />)
+    }
     const lineage = Boolean(query.baseline_policy_version || query.baselines_of)
     const page = lineage ? await listEvalRuns(deps.db, c.get('clientId'), query) : { items: [], next_cursor: null }
     return sendPage(c, 200, <TrendsPage runs={[...page.items].reverse()} filters={filters} capped={page.next_cursor !== null} />)

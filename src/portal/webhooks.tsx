@@ -29,7 +29,7 @@ function DeliveryRow(props: { d: DeliveryView }) {
       </td>
       <td data-label='eval run'>{d.eval_run_id ? <a href={`${root}/portal/eval-runs/${d.eval_run_id}`}>{d.eval_run_id.slice(0, 8)}</a> : NONE}</td>
       <td class='num' data-label='attempts'>{String(d.attempts)}</td>
-      <td class='full' data-label='last answer'>{answer}</td>
+      <td class='full wrap' data-label='last answer'>{answer}</td>
       <td data-label='created'>
         <When iso={d.created_at} />
       </td>
