@@ -128,7 +128,7 @@ describe('portal polish', () => {
     expect(first).toContain('value="task=reach"')
     const bad = await page('/portal/episodes?created_after=last-week')
     expect(bad.status).toBe(400)
-    expect(await bad.text()).toContain('created_after: must be an ISO 8601 date')
+    expect(await bad.text()).toContain('created from: must be an ISO 8601 date')
   })
 
   it('offers the video cursor on the plots only when the video is in the store', async () => {
