@@ -198,7 +198,10 @@ describe('contract edges (PGlite, in-process)', { timeout: 60_000 }, () => {
     expect((await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(2) } })).status).toBe(200)
     // A third 100 kB key would take it past 256 KiB: before, repeated finalizes grew it without bound.
     const third = await api(`/api/ingest/episode/${id}/finalize`, { body: { metadata: chunk(3) } })
-    expect([third.status, third.body.error]).toEqual([400, expect.stringMatching(/^metadata: merged with the episode's stored metadata it would pass 262144 bytes/)])
+    expect([third.status, third.body.error]).toEqual([
+      400,
+      expect.stringMatching(/^metadata: merged with the episode's stored metadata it would pass 262144 bytes/),
+    ])
     const stored = (await api(`/api/episodes/${id}`)).body
     expect(Object.keys(stored.metadata).sort()).toEqual(['k1', 'k2'])
     // Replacing a key with a smaller value, or adding nothing, still works.

@@ -291,7 +291,12 @@ describe('replay harness', () => {
   it('fails an episode whose archives would inflate past maxInflatedBytes, naming the sizes', async () => {
     const run = await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: [baselines[0]!], client, dryRun: true })
     const results = await runAgainst(run, offsetPolicy(0), { stderr: () => {}, maxInflatedBytes: 1000 })
-    expect(results[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^NpzError: (actions|sensors)\.npz: npz: its compressed members declare \d+ bytes of arrays, over the limit of 1000 \(maxInflatedBytes\)$/) })
+    expect(results[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(
+        /^NpzError: (actions|sensors)\.npz: npz: its compressed members declare \d+ bytes of arrays, over the limit of 1000 \(maxInflatedBytes\)$/,
+      ),
+    })
     expect((await runAgainst(run, offsetPolicy(0), { stderr: () => {}, maxInflatedBytes: 1e6 }))[0]!.status).toBe('done')
   })
 

@@ -39,7 +39,11 @@ describe('EpisodicClient against a server that is not episodic', () => {
   })
 
   it('takes a 204 as no body (an aborted multipart upload)', async () => {
-    const client = new EpisodicClient({ apiKey: KEY, baseUrl: 'http://service.test', fetch: (() => Promise.resolve(new Response(null, { status: 204 }))) as typeof fetch })
+    const client = new EpisodicClient({
+      apiKey: KEY,
+      baseUrl: 'http://service.test',
+      fetch: (() => Promise.resolve(new Response(null, { status: 204 }))) as typeof fetch,
+    })
     await expect(client.abortMultipart('e', 'u')).resolves.toBeUndefined()
   })
 })

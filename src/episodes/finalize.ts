@@ -84,9 +84,9 @@ const finalizeRows = prepareRows(CHANGE_FIELDS, (db, rows) => {
     .whereRef('e.client_id', '=', sql.ref('v.client_id'))
     .where('e.status', '<>', 'archived')
     // Repeated finalizes must not grow metadata past the limit one request has.
-    .where(sql<boolean>`(v.metadata = '{}'::jsonb or octet_length((coalesce(e.metadata, '{}'::jsonb) || v.metadata)::text) <= ${
-      sql.lit(EPISODE_METADATA_LIMIT)
-    })`)
+    .where(
+      sql<boolean>`(v.metadata = '{}'::jsonb or octet_length((coalesce(e.metadata, '{}'::jsonb) || v.metadata)::text) <= ${sql.lit(EPISODE_METADATA_LIMIT)})`,
+    )
     .returning(['e.id', 'e.status', 'e.updated_at'])
 })
 

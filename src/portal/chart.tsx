@@ -65,8 +65,9 @@ export function ResultChart(props: { points: ChartPoint[]; spec: MetricSpec; col
       <figcaption>
         {`${props.column} per baseline episode (${props.spec.direction} is better) `}
         <span class='legend'>
-          <span class='swatch baseline' /> baseline <span class='swatch candidate' /> candidate <span class='swatch up' /> better{' '}
-          <span class='swatch down' /> worse <span class='failed-glyph' aria-hidden='true'>×</span> failed
+          <span class='swatch baseline' /> baseline <span class='swatch candidate' /> candidate <span class='swatch up' /> better <span class='swatch down' />
+          {' '}
+          worse <span class='failed-glyph' aria-hidden='true'>×</span> failed
         </span>
       </figcaption>
       <ChartSvg {...props} />

@@ -187,26 +187,26 @@ export function ActionDivergence(
       )}
       {perKey.length > 0 && (
         <div class='scroll'>
-        <table id='action-keys'>
-          <thead>
-            <tr>
-              <th>action key</th>
-              <th class='num'>mean L2</th>
-              <th class='num'>episodes</th>
-            </tr>
-          </thead>
-          <tbody>
-            {perKey.map((k) => (
-              <tr data-key={k.key}>
-                <td>
-                  <code>{k.key}</code>
-                </td>
-                <td class='num'>{formatNumber(k.mean)}</td>
-                <td class='num'>{String(k.n)}</td>
+          <table id='action-keys'>
+            <thead>
+              <tr>
+                <th>action key</th>
+                <th class='num'>mean L2</th>
+                <th class='num'>episodes</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {perKey.map((k) => (
+                <tr data-key={k.key}>
+                  <td>
+                    <code>{k.key}</code>
+                  </td>
+                  <td class='num'>{formatNumber(k.mean)}</td>
+                  <td class='num'>{String(k.n)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </div>

@@ -51,7 +51,9 @@ const FRAME: ChartFrame = { width: 720, height: 230, pad: { left: 100, right: 16
 
 /** What a point says, in words: the tooltip and the link's accessible name. */
 function describePoint(spec: MetricSpec, p: TrendPoint): string {
-  const interval = p.ci_low !== null && p.ci_high !== null ? `, 95% interval [${formatDelta(spec.name, p.ci_low)}, ${formatDelta(spec.name, p.ci_high)}]` : ', no interval'
+  const interval = p.ci_low !== null && p.ci_high !== null
+    ? `, 95% interval [${formatDelta(spec.name, p.ci_low)}, ${formatDelta(spec.name, p.ci_high)}]`
+    : ', no interval'
   return `${p.name} (${formatTime(p.created_at)}): ${formatMetric(spec.name, p.baseline)} → ${formatMetric(spec.name, p.candidate)}, delta ${
     formatDelta(spec.name, p.delta)
   }${interval}`

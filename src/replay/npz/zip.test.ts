@@ -48,8 +48,10 @@ describe('readNpz on damaged archives', () => {
     const bomb = writeNpz({ a: zeros, b: zeros, c: zeros }, { compress: true })
     expect(bomb.byteLength).toBeLessThan(10_000)
     let inflated = 0
-    const counting = (raw: Uint8Array, size: number) => (inflated += size, new Uint8Array(size))
-    expect(() => readNpz(bomb, { maxInflatedBytes: 2 * 1024 * 1024, inflate: counting })).toThrow(/^npz: its compressed members declare 3146112 bytes of arrays, over the limit of 2097152 \(maxInflatedBytes\)$/)
+    const counting = (_raw: Uint8Array, size: number) => (inflated += size, new Uint8Array(size))
+    expect(() => readNpz(bomb, { maxInflatedBytes: 2 * 1024 * 1024, inflate: counting })).toThrow(
+      /^npz: its compressed members declare 3146112 bytes of arrays, over the limit of 2097152 \(maxInflatedBytes\)$/,
+    )
     expect(inflated).toBe(0)
     expect(Object.keys(readNpz(bomb, { maxInflatedBytes: 4 * 1024 * 1024 }))).toEqual(['a', 'b', 'c'])
     // Stored members are already in memory (the download): they do not count.
@@ -60,7 +62,9 @@ describe('readNpz on damaged archives', () => {
     const tooLarge = () => {
       throw new RangeError('The value of "size" is out of range.')
     }
-    expect(() => readNpz(archive(true), { inflate: tooLarge })).toThrow(/npz entry "\/joint_states\/position.npy": cannot hold its \d+ bytes in one buffer here \(The value of "size" is out of range.\)/)
+    expect(() => readNpz(archive(true), { inflate: tooLarge })).toThrow(
+      /npz entry "\/joint_states\/position.npy": cannot hold its \d+ bytes in one buffer here \(The value of "size" is out of range.\)/,
+    )
   })
 
   it('rejects unsupported compression methods and encrypted members', () => {

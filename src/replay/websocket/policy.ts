@@ -199,7 +199,11 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       const seconds = +(connectMs / 1000).toPrecision(3)
       const handshake = setTimeout(() => {
         greeted = true // whatever comes later on this socket is not its metadata
-        reject(new Unreachable(`policy server ${options.url} accepted the connection but sent no metadata within ${seconds} s (is it an openpi-style policy server?)`))
+        reject(
+          new Unreachable(
+            `policy server ${options.url} accepted the connection but sent no metadata within ${seconds} s (is it an openpi-style policy server?)`,
+          ),
+        )
         ws.close()
       }, Math.min(connectMs, 2 ** 31 - 1))
       ws.addEventListener('message', (event) => {
