@@ -20,7 +20,7 @@ import { isUuid, uuidParam } from '../http/fields.ts'
 import { queryParams } from '../http/query.ts'
 import { getEpisode } from '../episodes/rows.ts'
 import { type Episode, EpisodeSourceSchema } from '../episodes/ingest-schemas.ts'
-import { filterError, formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
+import { echoable, filterError, formatBytes, formatDuration, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import { Layout, sendPage } from './layout.tsx'
 import { EpisodePlots } from './plots/episode-plots.tsx'
 import { PLOT_PAGE_CSP } from './plots/plot-section.tsx'
@@ -256,7 +256,7 @@ export function episodePages(deps: Deps) {
       return sendPage(c, 200, <EpisodeList items={page.items} next={page.next_cursor} filters={filters} paged={!!query.cursor} />)
     } catch (error) {
       // A filter value the list refuses: the same page, the form as typed, and what is wrong with which field.
-      if (!(error instanceof EpisodicError) || error.code !== 'invalid') throw error
+      if (!(error instanceof EpisodicError) || error.code !== 'invalid' || !echoable({ ...filters, text })) throw error
       const page = <EpisodeList items={[]} next={null} filters={filters} paged={false} error={filterError(error.message)} metadataText={text} />
       return sendPage(c, 400, page)
     }

@@ -4,6 +4,7 @@
  */
 import type { MetricName, MetricSummary } from '../eval/rollup.ts'
 import { jsonText } from '../http/json.ts'
+import { textProblem } from '../http/text.ts'
 import { isShareMetric } from '../eval/numbers.ts'
 
 /** Shown wherever a value is absent. */
@@ -71,6 +72,15 @@ export function formatDuration(seconds: number | null): string {
 /** Metadata as the stored JSON, indented (the components print it escaped). */
 export function prettyJson(value: unknown): string {
   return jsonText(value ?? {}, 2)
+}
+
+/**
+ * Whether a refused filter form can be shown again with the values as typed:
+ * not when one holds a NUL or an unpaired surrogate (the error page says
+ * which instead of echoing it).
+ */
+export function echoable(values: Record<string, string | undefined>): boolean {
+  return Object.values(values).every((value) => value === undefined || textProblem(value) === undefined)
 }
 
 /** The form's words for the list parameters an error message names. */

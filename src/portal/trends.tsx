@@ -16,7 +16,7 @@ import { ListEvalRunsQuery } from '../eval/schemas.ts'
 import { parseWith } from '../http/body.ts'
 import { queryParams } from '../http/query.ts'
 import { givenParams, Status } from './episodes.tsx'
-import { filterError, formatDelta, formatTime, NONE } from './format.ts'
+import { echoable, filterError, formatDelta, formatTime, NONE } from './format.ts'
 import { EpisodicError } from '../errors.ts'
 import type { PortalEnv } from './guard.ts'
 import { Layout, sendPage } from './layout.tsx'
@@ -134,7 +134,7 @@ export function trendPages(deps: Deps) {
     try {
       query = parseWith(ListEvalRunsQuery, { ...filters, status: 'completed', limit: String(TREND_RUNS) })
     } catch (error) {
-      if (!(error instanceof EpisodicError) || error.code !== 'invalid') throw error
+      if (!(error instanceof EpisodicError) || error.code !== 'invalid' || !echoable(filters)) throw error
       return sendPage(c, 400, <TrendsPage runs={[]} filters={filters} capped={false} error={filterError(error.message)} />)
     }
     const lineage = Boolean(query.baseline_policy_version || query.baselines_of)
