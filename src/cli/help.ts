@@ -43,6 +43,7 @@ Every verb takes --help; --version (-V) prints the version. Configuration comes 
   S3_PUBLIC_BASE_URL   fills public_url in upload URL entries
   EPISODIC_STORAGE     none: no object storage (storage "unconfigured")
   PORT, HOST           listen address (8787, 127.0.0.1)
+  More (public URL, secrets, limits, timeouts): the README's Configuration table.
 
 ${EXIT_CODES}`,
   serve: `Usage: episodic serve [--port N] [--host H]
