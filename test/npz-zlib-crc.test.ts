@@ -5,7 +5,8 @@
  */
 import * as zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { crc32, readNpz, writeNpz } from '../src/replay/npz/index.ts'
+import { crc32, createZlibInflate, encodeNpyHeader, type InflateRawSync, readNpz, writeNpz } from '../src/replay/npz/index.ts'
+import { writeZip } from '../src/replay/npz/zip-write.ts'
 
 const position = new Float64Array([1, 2, 3, 4, 5, 6])
 const archive = (compress = false): Uint8Array => writeNpz({ '/joint_states/position': { shape: [2, 3], data: position } }, { compress })
@@ -24,5 +25,20 @@ describe("readNpz with node:zlib's crc32", () => {
     bad[bad.length - 200] ^= 0x01
     expect(() => readNpz(bad, { verifyCrc: zlib.crc32 })).toThrow('npz entry "/joint_states/position.npy": CRC-32 mismatch')
     expect(() => readNpz(bad, { verifyCrc: false })).not.toThrow()
+  })
+})
+
+describe('readNpz with node:zlib inflating a member that lies about its size', () => {
+  it('stops one byte past the declared size (memory bounded by the directory) and says the member is corrupt', () => {
+    // 32 MiB of zeros in a member whose directory entries declare 1,024 bytes (~32 kB on the wire).
+    const npy = new Uint8Array(32 * 1024 * 1024)
+    npy.set(encodeNpyHeader('|u1', [npy.length - 128]))
+    const member = { name: 'lie.npy', method: 8 as const, parts: [zlib.deflateRawSync(npy)], crc32: crc32(npy), uncompressedSize: 1024 }
+    const calls: { maxOutputLength?: number }[] = []
+    const spy: InflateRawSync = (data, options) => (calls.push(options), zlib.inflateRawSync(data, options))
+    expect(() => readNpz(writeZip([member]), { inflate: createZlibInflate(spy) })).toThrow(
+      'npz entry "lie.npy": corrupt deflate data: inflated to more than the 1024 bytes the directory declares',
+    )
+    expect(calls).toEqual([expect.objectContaining({ maxOutputLength: 1025 })])
   })
 })

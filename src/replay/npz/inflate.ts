@@ -20,7 +20,15 @@ export const fflateInflate: Inflate = (compressed: Uint8Array, uncompressedSize:
   inflateSync(compressed, { out: new Uint8Array(uncompressedSize + 1) })
 
 /** The subset of `node:zlib`'s `inflateRawSync` the zlib inflater uses (Deno and Bun have it too). */
-export type InflateRawSync = (data: Uint8Array, options: { chunkSize?: number; info?: false }) => Uint8Array
+export type InflateRawSync = (data: Uint8Array, options: { chunkSize?: number; maxOutputLength?: number; info?: false }) => Uint8Array
+
+/** A member inflated to more bytes than the zip directory declares (it stopped there, one byte past). */
+export class InflatedPastDeclared extends Error {
+  /** Builds the error for a member declared as `declared` bytes. */
+  constructor(readonly declared: number) {
+    super(`inflated to more than the ${declared} bytes the directory declares`)
+  }
+}
 
 /**
  * Wraps a `node:zlib`-style `inflateRawSync` (native zlib, faster than
@@ -34,5 +42,14 @@ export type InflateRawSync = (data: Uint8Array, options: { chunkSize?: number; i
  * const arrays = readNpz(bytes, { inflate })
  */
 export function createZlibInflate(inflateRawSync: InflateRawSync): Inflate {
-  return (compressed, uncompressedSize) => inflateRawSync(compressed, { chunkSize: Math.max(64, uncompressedSize + 1) })
+  return (compressed, uncompressedSize) => {
+    try {
+      // zlib stops one byte past the declared size: a member that lies about its size
+      // (a 1 MB archive inflating to gigabytes) never takes more memory than it declared.
+      return inflateRawSync(compressed, { chunkSize: Math.max(64, uncompressedSize + 1), maxOutputLength: uncompressedSize + 1 })
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new InflatedPastDeclared(uncompressedSize)
+      throw error
+    }
+  }
 }

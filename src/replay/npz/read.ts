@@ -1,6 +1,6 @@
 import { type Crc32, crc32 } from './crc32.ts'
 import { npzError } from './errors.ts'
-import { fflateInflate, type Inflate } from './inflate.ts'
+import { fflateInflate, type Inflate, InflatedPastDeclared } from './inflate.ts'
 import { decodeNpy } from './npy.ts'
 import type { NdArray } from './types.ts'
 import { entryBytes, readZipDirectory, type ZipEntry } from './zip.ts'
@@ -90,6 +90,7 @@ function memberBytes(bytes: Uint8Array, entry: ZipEntry, inflate: Inflate): { np
     npy = inflate(raw, entry.uncompressedSize)
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err)
+    if (err instanceof InflatedPastDeclared) throw npzError(entry.name, `corrupt deflate data: ${message}`, err)
     // An output this runtime cannot allocate (past its largest buffer) is not corrupt data.
     if (err instanceof RangeError) throw npzError(entry.name, `cannot hold its ${entry.uncompressedSize} bytes in one buffer here (${message})`, err)
     throw npzError(entry.name, `corrupt deflate data (${message})`, err)
