@@ -6,12 +6,13 @@
  */
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { DATA_FOLDER_MODE } from '../../adapters/node/data-lock.ts'
 import { configError } from './exit.ts'
 
 /** Creates `dir` if needed and checks this user can write in it; throws a configuration error naming `EPISODIC_DATA_DIR`. */
 export function usableDataFolder(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true })
+    mkdirSync(dir, { recursive: true, mode: DATA_FOLDER_MODE })
     accessSync(dir, constants.W_OK | constants.X_OK)
     // A folder another user made: its database (and secrets) must be this user's to write too.
     for (const inside of ['db', 'session.secret', 'storage.secret']) {
