@@ -70,6 +70,7 @@ export function fromStorageError(error: unknown): unknown {
   if (!(error instanceof StorageError)) return error
   if (error.code === 'NoSuchUpload') return new EpisodicError('not_found', NO_SUCH_UPLOAD)
   if (error.code === 'OperationAborted') return new EpisodicError('conflict', error.message)
+  if (error.code === 'QuotaExceeded') return new EpisodicError('conflict', `QuotaExceeded: ${error.message}`)
   if (CALLER_CODES.has(error.code)) return new EpisodicError('invalid', error.message.includes(error.code) ? error.message : `${error.code}: ${error.message}`)
   return new EpisodicError('internal', 'object storage failed', { cause: error })
 }

@@ -32,9 +32,10 @@ export function partTarget(query: URLSearchParams): PartTarget {
 }
 
 type Sign = (method: 'PUT', input: PresignInput, contentType: undefined, query: string) => Promise<SignedUrl>
+type Quota = (key: string, length: number) => Promise<S3Error | null>
 
 /** The built-in store's `MultipartStore` over a blob layer's multipart parts. */
-export function localMultipart(blobs: BlobMultipart, sign: Sign): MultipartStore {
+export function localMultipart(blobs: BlobMultipart, sign: Sign, quota?: Quota): MultipartStore {
   const checked = (key: string, uploadId?: string) => {
     if (!isSafeKey(key)) throw new StorageError('InvalidArgument', 400, 'Invalid object key.')
     if (uploadId !== undefined && !UPLOAD_ID.test(uploadId)) throw new StorageError('NoSuchUpload', 404, 'The specified upload does not exist.')
@@ -55,6 +56,9 @@ export function localMultipart(blobs: BlobMultipart, sign: Sign): MultipartStore
     async complete(key, uploadId, parts) {
       checked(key, uploadId)
       const chosen = checkCompletion(parts, await blobs.listParts(key, uploadId))
+      // The parts count against the client's quota once they are an object.
+      const over = await quota?.(key, chosen.reduce((sum, part) => sum + part.size, 0))
+      if (over) throw new StorageError(over.code, over.status, over.message)
       const etag = multipartEtag(chosen)
       // The parts' ETags go along: a part re-sent between this check and the join fails it.
       const joined = await blobs.assemble(key, uploadId, chosen.map((part) => part.partNumber), etag, chosen.map((part) => part.etag))

@@ -292,4 +292,48 @@ describe('per-client quota', () => {
     expect((await put('c2/e/sensors.npz', '123')).status).toBe(200)
     expect((await put('c1/e/sensors.npz', '12')).status).toBe(200)
   })
+  it('counts uploads still arriving: several at once cannot pass the quota together', async () => {
+    const files = createMemoryFiles()
+    const storage = createLocalStorage({ files, secret: 's', quotaBytes: 10 })
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const slow = () =>
+      new ReadableStream<Uint8Array>({
+        async start(controller) {
+          await held
+          controller.enqueue(new TextEncoder().encode('123456'))
+          controller.close()
+        },
+      })
+    const put = async (k: string, body: ReadableStream<Uint8Array> | string) => {
+      const { url } = await storage.presignPut({ key: k, contentType: 'application/octet-stream', origin, now, expiresInSeconds: 60 })
+      const init = { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream', 'content-length': '6' }, duplex: 'half' }
+      return storage.handle(new Request(url, init as RequestInit), now)
+    }
+    const first = put('c1/e1/actions.npz', slow())
+    await new Promise((r) => setTimeout(r, 10)) // the first is under way, its bytes not stored yet
+    const second = await put('c1/e2/actions.npz', '654321')
+    expect(await s3Error(second)).toMatchObject({ status: 403, code: 'QuotaExceeded' })
+    release()
+    expect((await first).status).toBe(200)
+  })
+
+  it('refuses to complete a multipart upload whose object would pass the quota (QuotaExceeded); the upload stays', async () => {
+    const files = createMemoryFiles()
+    const storage = createLocalStorage({ files, secret: 's', quotaBytes: 10 })
+    const multipart = storage.multipart!
+    // Two uploads of 8 bytes each: a part alone is not an object yet, so both parts are taken.
+    const uploads = await Promise.all(['c1/e1/video.mp4', 'c1/e2/video.mp4'].map(async (key) => {
+      const { uploadId } = await multipart.create(key, 'video/mp4')
+      const { url } = await multipart.presignPart({ key, uploadId, partNumber: 1, origin, now, expiresInSeconds: 60 })
+      const part = await storage.handle(new Request(url, { method: 'PUT', body: '01234567', headers: { 'content-length': '8' } }), now)
+      expect(part.status).toBe(200)
+      return { key, uploadId, etag: part.headers.get('etag')! }
+    }))
+    const [a, b] = uploads as [(typeof uploads)[0], (typeof uploads)[0]]
+    await multipart.complete(a.key, a.uploadId, [{ partNumber: 1, etag: a.etag }])
+    // Before, the second completed too: 16 bytes stored under a quota of 10.
+    await expect(multipart.complete(b.key, b.uploadId, [{ partNumber: 1, etag: b.etag }])).rejects.toMatchObject({ code: 'QuotaExceeded', status: 403 })
+    expect(await multipart.listParts(b.key, b.uploadId)).toHaveLength(1)
+  })
 })

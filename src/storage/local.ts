@@ -111,9 +111,16 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
       // HEAD answers as GET does, without the body (S3, for a URL presigned for HEAD).
       return request.method === 'HEAD' ? bodiless(response) : response
     }
-    const overQuota = await checkQuota(key, Number(request.headers.get('content-length')))
+    const length = Number(request.headers.get('content-length'))
+    const overQuota = await checkQuota(key, length)
     if (overQuota) return refuse(request, s3ErrorResponse(overQuota))
-    return part.uploadId === undefined ? put(key, request) : putPart(key, part.uploadId, part.partNumber, request)
+    // Counted against the quota while it arrives, so uploads at once cannot pass it together.
+    const release = reserve(key, length)
+    try {
+      return part.uploadId === undefined ? await put(key, request) : await putPart(key, part.uploadId, part.partNumber, request)
+    } finally {
+      release()
+    }
   }
 
   async function put(key: string, request: Request): Promise<Response> {
@@ -148,10 +155,29 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     }
   }
 
+  /** Bytes being uploaded right now, per client folder (this process's uploads; the quota's in-flight share). */
+  const inFlight = new Map<string, number>()
+  const clientOf = (key: string) => key.slice(0, key.indexOf('/') + 1)
+  function reserve(key: string, length: number): () => void {
+    if (options.quotaBytes === undefined || !(length > 0)) return () => {}
+    const client = clientOf(key)
+    inFlight.set(client, (inFlight.get(client) ?? 0) + length)
+    return () => {
+      const left = (inFlight.get(client) ?? 0) - length
+      if (left > 0) inFlight.set(client, left)
+      else inFlight.delete(client)
+    }
+  }
+
+  /**
+   * S3's QuotaExceeded when `length` more bytes would take the client past
+   * its quota: what its objects hold, plus what this process is receiving
+   * for it. Parts of unfinished multipart uploads count when completed.
+   */
   async function checkQuota(key: string, length: number): Promise<S3Error | null> {
     if (options.quotaBytes === undefined || !files.usage) return null
-    const client = key.slice(0, key.indexOf('/') + 1)
-    const used = await files.usage(client)
+    const client = clientOf(key)
+    const used = (await files.usage(client)) + (inFlight.get(client) ?? 0)
     if (used + length <= options.quotaBytes) return null
     return {
       status: 403,
@@ -196,7 +222,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
     presignGet: (input) => sign('GET', input),
     publicUrl: (key) => (publicBase === undefined ? null : `${publicBase}/${encodeKeyPath(key)}`),
     handle,
-    ...(files.multipart ? { multipart: localMultipart(files.multipart, sign) } : {}),
+    ...(files.multipart ? { multipart: localMultipart(files.multipart, sign, checkQuota) } : {}),
     ...(files.head ? { head: headOf(files) } : {}),
   }
 }
