@@ -151,6 +151,28 @@ describeWithChromium('episode plots in Chromium', () => {
       for (const x of times) expect(x).toBeCloseTo(times[0]!, 2)
     })
 
+    it('reads a plot from the keyboard: arrows move the cursor a point at a time; a values table; it follows its box', async () => {
+      const page = await open(`/portal/episodes/${ids.nofps}`)
+      await page.waitForSelector('#plots-actions[data-state=ready]')
+      const figure = page.locator('#plots-actions figure.plot').first()
+      await figure.locator('.u-over').focus()
+      const step = () => figure.locator('.u-legend .u-series:first-child .u-value').textContent()
+      await expect.poll(step, { timeout: 60_000 }).toBe('0')
+      await page.keyboard.press('ArrowRight')
+      await expect.poll(step, { timeout: 60_000 }).toBe('1')
+      await page.keyboard.press('End')
+      await expect.poll(step, { timeout: 60_000 }).toBe('49')
+      await page.keyboard.press('ArrowLeft')
+      await expect.poll(step, { timeout: 60_000 }).toBe('48')
+      expect(await figure.locator('details.plot-summary th').allTextContents()).toEqual(['component', 'first', 'last', 'min', 'max', 'mean'])
+      // Narrowed, the chart redraws at the new width instead of staying clipped.
+      const before = await figure.locator('canvas').evaluate((c: HTMLCanvasElement) => c.getBoundingClientRect().width)
+      await page.setViewportSize({ width: 390, height: 800 })
+      await expect.poll(() => figure.locator('canvas').evaluate((c: HTMLCanvasElement) => c.getBoundingClientRect().width), { timeout: 60_000 }).toBeLessThan(
+        Math.min(before, 390),
+      )
+    })
+
     it('says "missing" for a requested artifact that was never uploaded, and still draws the other', async () => {
       const page = await open(`/portal/episodes/${ids.missing}`)
       await page.waitForSelector('#plots-sensors[data-state=missing]')

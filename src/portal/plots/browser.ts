@@ -242,25 +242,26 @@ function readableByKeyboard(plot: uPlot, key: string): void {
   over.tabIndex = 0
   over.setAttribute('role', 'img')
   over.setAttribute('aria-label', `${key}: arrow keys move the cursor and the legend shows the values there; the table below sums each component up`)
-  const step = () => Math.max(1, over.clientWidth / 100)
+  // Moves go by drawn point (the cursor snaps to points): one per press, or about 1% of them.
+  const to = (index: number) => {
+    const xs = plot.data[0]
+    const i = Math.max(0, Math.min(xs.length - 1, index))
+    plot.setCursor({ left: plot.valToPos(xs[i]!, 'x'), top: over.clientHeight / 2 })
+  }
   over.addEventListener('focus', () => {
-    if (plot.cursor.left === undefined || plot.cursor.left < 0) plot.setCursor({ left: 0, top: over.clientHeight / 2 })
+    if (plot.cursor.idx == null) to(0)
   })
   over.addEventListener('keydown', (e) => {
-    const at = plot.cursor.left !== undefined && plot.cursor.left >= 0 ? plot.cursor.left : 0
-    const moves: Record<string, number> = {
-      ArrowRight: at + step() * (e.shiftKey ? 10 : 1),
-      ArrowLeft: at - step() * (e.shiftKey ? 10 : 1),
-      Home: 0,
-      End: over.clientWidth,
-    }
     if (e.key === 'Escape') {
       plot.setScale('x', { min: plot.data[0][0] ?? 0, max: plot.data[0].at(-1) ?? 0 })
       return
     }
+    const at = plot.cursor.idx ?? 0
+    const stride = Math.max(1, Math.round(plot.data[0].length / 100)) * (e.shiftKey ? 10 : 1)
+    const moves: Record<string, number> = { ArrowRight: at + stride, ArrowLeft: at - stride, Home: 0, End: plot.data[0].length - 1 }
     if (!(e.key in moves)) return
     e.preventDefault()
-    plot.setCursor({ left: Math.max(0, Math.min(over.clientWidth, moves[e.key]!)), top: over.clientHeight / 2 })
+    to(moves[e.key]!)
   })
 }
 
