@@ -11,7 +11,7 @@
  */
 import type { MetricSpec } from '../eval/rollup.ts'
 import { type ChartFrame, chartScale, round, ticks } from './chart-scale.ts'
-import { formatNumber, NONE } from './format.ts'
+import { formatNumber, formatTick, NONE } from './format.ts'
 
 /** One baseline episode's pair of values (either may be absent). */
 export interface ChartPoint {
@@ -138,7 +138,7 @@ function ChartSvg(props: { points: ChartPoint[]; spec: MetricSpec; column: strin
       {ticks(lo, hi).map((t) => (
         <g>
           <line class='grid' x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
-          <text x={PAD.left - 8} y={y(t)} dy='0.35em' text-anchor='end'>{formatNumber(t)}</text>
+          <text x={PAD.left - 8} y={y(t)} dy='0.35em' text-anchor='end'>{formatTick(t)}</text>
         </g>
       ))}
       <line class='axis' x1={PAD.left} x2={PAD.left} y1={PAD.top} y2={PAD.top + plotH} />

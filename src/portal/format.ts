@@ -20,6 +20,21 @@ export function formatNumber(n: number | null | undefined): string {
   return String(Number(n.toFixed(3)))
 }
 
+const COMPACT = new Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 })
+
+/**
+ * An axis tick: short enough for a chart's margin at any size (`-100M`,
+ * `50K`, `0.25`), with its sign when `signed`.
+ *
+ * @example
+ * formatTick(-100000000) // '-100M'
+ */
+export function formatTick(n: number, signed = false): string {
+  const abs = Math.abs(n)
+  const text = abs >= 1e15 ? n.toExponential(1) : abs >= 10_000 ? COMPACT.format(n) : formatNumber(n)
+  return signed && n > 0 ? `+${text}` : text
+}
+
 /** One side of a rollup metric: `75%` for shares, the number otherwise. */
 export function formatMetric(name: MetricName, n: number | null): string {
   if (n === null) return NONE

@@ -186,7 +186,7 @@ export function ActionDivergence(
         </dl>
       )}
       {perKey.length > 0 && (
-        <div class='scroll'>
+        <div class='scroll' tabindex={0} role='region' aria-label='mean L2 distance per action key'>
           <table id='action-keys'>
             <thead>
               <tr>

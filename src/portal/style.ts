@@ -17,7 +17,7 @@ body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, s
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 /* Links inside running text are underlined: their colour alone is too close to the text's. */
-.sub a, p a, li a, dd a, figcaption a, .legend a { text-decoration: underline; text-underline-offset: 2px; }
+.sub a, p a, li a, dd a, figcaption a, .legend a, td.head a { text-decoration: underline; text-underline-offset: 2px; }
 .skip { position: absolute; left: -9999px; top: 8px; }
 .skip:focus { left: 8px; z-index: 10; padding: 6px 12px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }

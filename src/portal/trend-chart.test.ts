@@ -37,4 +37,18 @@ describe('trend chart', () => {
     expect(svg).toContain('class="candidate down"')
     expect(svg).toContain('<polyline class="trendline"')
   })
+
+  it('writes large ticks short enough for the margin at a phone width (-100M, not -100000000)', async () => {
+    const points = [
+      trendPoint(run('a', { baseline: 0, candidate: -123456789, delta: -123456789 }), spec, '/r/a'),
+      trendPoint(run('b', { baseline: 0, candidate: 2e7, delta: 2e7 }), spec, '/r/b'),
+    ]
+    const svg = String(await TrendChart({ spec, points }))
+    const ticks = [...svg.matchAll(/<text x="\d+(?:\.\d+)?" y="[^"]+" dy="0.35em" text-anchor="end">([^<]+)<\/text>/g)].map((m) => m[1]!)
+    expect(ticks.length).toBeGreaterThan(2)
+    expect(ticks).toContain('-100M')
+    for (const tick of ticks) expect(tick.length, tick).toBeLessThanOrEqual(6)
+    // Each point's link names its values in words, for the keyboard and screen readers.
+    expect(svg).toMatch(/<a href="\/r\/a" aria-label="a \([^)]+\): 0 → -123456789, delta -123456789, no interval">/)
+  })
 })

@@ -8,7 +8,8 @@
  */
 import type { MetricSpec } from '../eval/rollup.ts'
 import { type ChartFrame, chartScale, ticks } from './chart-scale.ts'
-import { formatDelta, formatMetric, formatTime } from './format.ts'
+import { formatDelta, formatMetric, formatTick, formatTime } from './format.ts'
+import { isShareMetric } from '../eval/numbers.ts'
 
 /** One run's value of one metric. */
 export interface TrendPoint {
@@ -81,7 +82,7 @@ export function TrendChart(props: { spec: MetricSpec; points: TrendPoint[] }) {
       {ticks(lo, hi).map((t) => (
         <g>
           <line class='grid' x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
-          <text x={PAD.left - 8} y={y(t)} dy='0.35em' text-anchor='end'>{formatDelta(spec.name, t)}</text>
+          <text x={PAD.left - 8} y={y(t)} dy='0.35em' text-anchor='end'>{isShareMetric(spec.name) ? formatDelta(spec.name, t) : formatTick(t, true)}</text>
         </g>
       ))}
       <line class='zero' x1={PAD.left} x2={W - PAD.right} y1={y(0)} y2={y(0)} />
