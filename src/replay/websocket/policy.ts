@@ -201,7 +201,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         greeted = true // whatever comes later on this socket is not its metadata
         reject(
           new Unreachable(
-            `policy server ${options.url} accepted the connection but sent no metadata within ${seconds} s (is it an openpi-style policy server?)`,
+            `policy server ${options.url} did not complete the connection (WebSocket handshake and metadata message) within ${seconds} s (is it an openpi-style policy server?)`,
           ),
         )
         ws.close()
