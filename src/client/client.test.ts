@@ -38,6 +38,21 @@ describe('EpisodicClient against a server that is not episodic', () => {
     await expect(empty.getEpisode('e')).rejects.toThrow('GET /api/episodes/e: 200 with an empty body: is http://service.test an episodic service?')
   })
 
+  it("takes an error answer that is not episodic's JSON as the service not being there (TransportError), whatever its status", async () => {
+    for (const status of [404, 401, 502]) {
+      const other = new EpisodicClient({
+        apiKey: KEY,
+        baseUrl: 'http://files.test',
+        fetch: (() => Promise.resolve(new Response('<!DOCTYPE HTML><title>Error</title>', { status, headers: { 'content-type': 'text/html' } }))) as typeof fetch,
+      })
+      // A 404 page is not "baseline not found", nor a 401 page a refused key.
+      await expect(other.getEpisode('e')).rejects.toMatchObject({
+        name: 'TransportError',
+        message: `GET /api/episodes/e: HTTP ${status} with text/html, not an answer of episodic: is http://files.test the service, and is it up?`,
+      })
+    }
+  })
+
   it('takes a 204 as no body (an aborted multipart upload)', async () => {
     const client = new EpisodicClient({
       apiKey: KEY,

@@ -339,8 +339,13 @@ export class EpisodicClient {
       if (response.headers.get('idempotency-replayed') === 'true') onReplayed?.()
       return parsed as T
     }
-    const message = (parsed as { error?: string } | undefined)?.error ?? (text.slice(0, 200) || response.statusText)
-    throw httpError(response.status, `${method} ${path}: ${message}`, response.headers.get('retry-after'))
+    const error = (parsed as { error?: unknown } | undefined)?.error
+    if (typeof error !== 'string') {
+      // Not episodic's { "error": ... }: another server answered (a proxy's 502 page, a base URL naming something else).
+      const type = response.headers.get('content-type') ?? 'no content type'
+      throw new TransportError(`${method} ${path}: HTTP ${response.status} with ${type}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`)
+    }
+    throw httpError(response.status, `${method} ${path}: ${error}`, response.headers.get('retry-after'))
   }
 
   async #send(url: string, init: RequestInit, what: string): Promise<Response> {
