@@ -152,6 +152,11 @@ export function uploadRoutes(deps: Deps) {
       // Already gone from the store (aborted or expired there): forgetting it here finishes the abort.
       const mapped = fromStorageError(error)
       if (!(mapped instanceof EpisodicError && mapped.code === 'not_found')) throw mapped
+      await deleteUpload(deps, episode.episode_id, upload.uploadId)
+      // Unless a completion beat it: an object now stands where the upload was going, and that upload
+      // was not aborted (S3's answer to aborting a completed upload).
+      if (await storedObject(deps, key)) throw mapped
+      return c.body(null, 204)
     }
     await deleteUpload(deps, episode.episode_id, upload.uploadId)
     return c.body(null, 204)
@@ -199,6 +204,12 @@ async function findUpload(deps: Pick<Deps, 'db'>, episodeId: string, uploadId: s
   const row = await deps.db.selectFrom('multipart_uploads').selectAll().where('episode_id', '=', episodeId).where('upload_id', '=', uploadId).executeTakeFirst()
   if (!row) throw new EpisodicError('not_found', NO_SUCH_UPLOAD)
   return { uploadId: row.upload_id, kind: row.kind as ArtifactKind, partSize: Number(row.part_size), partCount: row.part_count }
+}
+
+/** Whether an object is stored at `key` (a store without HEAD: unknown, taken as none). */
+async function storedObject(deps: Pick<Deps, 'storage'>, key: string): Promise<boolean> {
+  const head = deps.storage?.head
+  return head ? (await head.call(deps.storage, key).catch(() => null)) !== null : false
 }
 
 async function deleteUpload(deps: Pick<Deps, 'db'>, episodeId: string, uploadId: string): Promise<void> {

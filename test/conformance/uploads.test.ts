@@ -241,6 +241,18 @@ describe.each(TARGETS)('upload recovery on $db with the $store store', ({ db, st
       expect((await api(`${ep(id)}/multipart/${uploadId}`, { method: 'DELETE' })).status).toBe(404)
     }, TIMEOUT)
 
+    it('answers 404 NoSuchUpload to an abort that a completion beat, not 204', async () => {
+      const { episode_id: id } = await open({ request_uploads: [] })
+      const created = await api(`${ep(id)}/multipart`, { body: { kind: 'actions', size: 100, part_size: partSize } })
+      const uploadId = created.body.upload_id as string
+      const part = await put(created.body.parts[0].url, bytes(100, 4))
+      // The completion ran at the store (the API's own answer not yet back, its row still there).
+      await svc.app.deps.storage!.multipart!.complete(objectKey(clientId, id, 'actions'), uploadId, [{ partNumber: 1, etag: part.etag! }])
+      const abort = await api(`${ep(id)}/multipart/${encodeURIComponent(uploadId)}`, { method: 'DELETE' })
+      expect([abort.status, abort.body.error]).toEqual([404, expect.stringContaining('NoSuchUpload')])
+      expect((await api(`/api/episodes/${id}/artifacts`)).body.artifacts.find((a: { kind: string }) => a.kind === 'actions').present).toBe(true)
+    }, TIMEOUT)
+
     it('validates the plan and applies the episode rules (404, 409)', async () => {
       const { episode_id: id } = await open({ request_uploads: [] })
       const bad = [
