@@ -43,7 +43,8 @@ describe('EpisodicClient against a server that is not episodic', () => {
       const other = new EpisodicClient({
         apiKey: KEY,
         baseUrl: 'http://files.test',
-        fetch: (() => Promise.resolve(new Response('<!DOCTYPE HTML><title>Error</title>', { status, headers: { 'content-type': 'text/html' } }))) as typeof fetch,
+        fetch: (() =>
+          Promise.resolve(new Response('<!DOCTYPE HTML><title>Error</title>', { status, headers: { 'content-type': 'text/html' } }))) as typeof fetch,
       })
       // A 404 page is not "baseline not found", nor a 401 page a refused key.
       await expect(other.getEpisode('e')).rejects.toMatchObject({

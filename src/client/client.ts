@@ -343,7 +343,9 @@ export class EpisodicClient {
     if (typeof error !== 'string') {
       // Not episodic's { "error": ... }: another server answered (a proxy's 502 page, a base URL naming something else).
       const type = response.headers.get('content-type') ?? 'no content type'
-      throw new TransportError(`${method} ${path}: HTTP ${response.status} with ${type}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`)
+      throw new TransportError(
+        `${method} ${path}: HTTP ${response.status} with ${type}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`,
+      )
     }
     throw httpError(response.status, `${method} ${path}: ${error}`, response.headers.get('retry-after'))
   }

@@ -347,7 +347,9 @@ describe('websocketPolicy when the connection ends', () => {
     }
     const policy = websocketPolicy({ url: 'ws://fake', WebSocket: Silent, connectTimeoutMs: 50 })
     await expect(policy.open()).rejects.toThrow(
-      new ConfigurationError('policy server ws://fake did not complete the connection (WebSocket handshake and metadata message) within 0.05 s (is it an openpi-style policy server?)'),
+      new ConfigurationError(
+        'policy server ws://fake did not complete the connection (WebSocket handshake and metadata message) within 0.05 s (is it an openpi-style policy server?)',
+      ),
     )
   })
 
@@ -361,7 +363,9 @@ describe('websocketPolicy when the connection ends', () => {
     try {
       const policy = websocketPolicy({ url, WebSocket: WebSocket as unknown as WebSocketConstructor, timeoutMs: 300 })
       const t0 = Date.now()
-      await expect(policy.open()).rejects.toThrow(`policy server ${url} did not complete the connection (WebSocket handshake and metadata message) within 0.3 s`)
+      await expect(policy.open()).rejects.toThrow(
+        `policy server ${url} did not complete the connection (WebSocket handshake and metadata message) within 0.3 s`,
+      )
       expect(Date.now() - t0).toBeLessThan(5_000)
     } finally {
       for (const socket of sockets) socket.destroy()
