@@ -134,6 +134,12 @@ describe('client library errors by status', () => {
     await expect(refused.openEpisode({})).rejects.toMatchObject({ name: 'ValidationError', status: 415 })
     const limited = answering(() => Response.json({ error: 'too many requests' }, { status: 429, headers: { 'retry-after': '7' } }))
     await expect(limited.openEpisode({})).rejects.toMatchObject({ name: 'ServerError', status: 429, retryAfterSeconds: 7 })
+    // An HTTP date, as RFC 9110 allows: the seconds until then.
+    const at = new Date(Date.now() + 30_000).toUTCString()
+    const dated = answering(() => Response.json({ error: 'too many requests' }, { status: 429, headers: { 'retry-after': at } }))
+    const error = await dated.openEpisode({}).catch((e: unknown) => e as { retryAfterSeconds?: number })
+    expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(28)
+    expect(error.retryAfterSeconds).toBeLessThanOrEqual(30)
   })
 
   it("recordEpisode's retried open waits at least what a 429 asked, and never retries a 415", async () => {

@@ -379,6 +379,14 @@ function asDoubles(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asDoubles(item)]))
 }
 
+/** `Retry-After` as seconds: delay-seconds, or an HTTP date from now (RFC 9110); undefined when neither. */
+function retryAfterSeconds(value: string, now = Date.now()): number | undefined {
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Number(text)
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000))
+}
+
 function httpError(status: number, message: string, retryAfter: string | null = null): Error {
   if (status === 401) return new AuthError(message)
   if (status === 403) return new AuthError(message, 403)
@@ -386,7 +394,7 @@ function httpError(status: number, message: string, retryAfter: string | null = 
   if (status === 409) return new ConflictError(message)
   if (status === 400 || status === 413 || status === 415 || status === 422) return new ValidationError(message, status)
   // A 429 is the service asking to slow down: a ServerError, with how long to wait when it says.
-  const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined
+  const seconds = retryAfter === null ? undefined : retryAfterSeconds(retryAfter)
   return new ServerError(message, status, seconds)
 }
 
