@@ -11,14 +11,17 @@ import { createNodeApp } from './index.ts'
 const dirs: string[] = []
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
-/** `shared_buffers` of the embedded database a server opens from `env`. */
-async function sharedBuffers(env: Record<string, string>): Promise<string> {
+/** The environment of a server on a new data folder (a database already made), no webhook delivery, `env` over it. */
+async function freshFolder(env: Record<string, string> = {}): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
   dirs.push(dir)
   await seedDataDir(dir)
-  const node = await createNodeApp(readConfig({ EPISODIC_DATA_DIR: dir, EPISODIC_STORAGE: 'none', EPISODIC_WEBHOOK_INTERVAL_MS: '0', ...env }), {}, {
-    control: false,
-  })
+  return { EPISODIC_DATA_DIR: dir, EPISODIC_WEBHOOK_INTERVAL_MS: '0', ...env }
+}
+
+/** `shared_buffers` of the embedded database a server opens from `env`. */
+async function sharedBuffers(env: Record<string, string>): Promise<string> {
+  const node = await createNodeApp(readConfig(await freshFolder({ EPISODIC_STORAGE: 'none', ...env })), {}, { control: false })
   try {
     const { rows } = await sql<{ shared_buffers: string }>`show shared_buffers`.execute(node.app.deps.db)
     return rows[0]!.shared_buffers
@@ -36,10 +39,7 @@ describe('createNodeApp on the embedded database', () => {
 
 describe('createNodeApp when its start fails', () => {
   it('closes the database and releases the data folder', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
-    dirs.push(dir)
-    await seedDataDir(dir)
-    const config = readConfig({ EPISODIC_DATA_DIR: dir, EPISODIC_STORAGE: 'none', EPISODIC_WEBHOOK_INTERVAL_MS: '0', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' })
+    const config = readConfig(await freshFolder({ EPISODIC_STORAGE: 'none', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB' }))
     const deaf = { listen: () => Promise.reject(new Error('LISTEN refused')) }
     await expect(createNodeApp(config, { revocations: deaf }, { control: false })).rejects.toThrow('LISTEN refused')
     // The folder is free again: before, the failed start kept its lock (and its PGlite) open.
@@ -50,10 +50,7 @@ describe('createNodeApp when its start fails', () => {
 
 describe('createNodeApp with EPISODIC_STORAGE_QUOTA_BYTES', () => {
   it("gives the built-in store the quota: an upload past it is refused with S3's QuotaExceeded", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'episodic-node-app-'))
-    dirs.push(dir)
-    await seedDataDir(dir)
-    const env = { EPISODIC_DATA_DIR: dir, EPISODIC_WEBHOOK_INTERVAL_MS: '0', EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB', EPISODIC_STORAGE_QUOTA_BYTES: '100' }
+    const env = await freshFolder({ EPISODIC_EMBEDDED_SHARED_BUFFERS: '16MB', EPISODIC_STORAGE_QUOTA_BYTES: '100' })
     const node = await createNodeApp(readConfig(env), {}, { control: false })
     try {
       const put = async (kind: 'actions' | 'sensors', size: number) => {
