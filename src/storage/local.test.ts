@@ -291,6 +291,8 @@ describe('per-client quota', () => {
     expect(await s3Error(refused)).toMatchObject({ status: 403, code: 'QuotaExceeded' })
     expect((await put('c2/e/sensors.npz', '123')).status).toBe(200)
     expect((await put('c1/e/sensors.npz', '12')).status).toBe(200)
+    // Replacing an object counts its new size only (8 + 2 in use; 7 in place of the 8).
+    expect((await put('c1/e/actions.npz', '1234567')).status).toBe(200)
   })
   it('counts uploads still arriving: several at once cannot pass the quota together', async () => {
     const files = createMemoryFiles()

@@ -171,13 +171,15 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
 
   /**
    * S3's QuotaExceeded when `length` more bytes would take the client past
-   * its quota: what its objects hold, plus what this process is receiving
-   * for it. Parts of unfinished multipart uploads count when completed.
+   * its quota: what its objects hold (less the object at `key`, which these
+   * bytes replace), plus what this process is receiving for it. Parts of
+   * unfinished multipart uploads count when completed.
    */
   async function checkQuota(key: string, length: number): Promise<S3Error | null> {
     if (options.quotaBytes === undefined || !files.usage) return null
     const client = clientOf(key)
-    const used = (await files.usage(client)) + (inFlight.get(client) ?? 0)
+    const replaced = files.head ? ((await files.head(key))?.size ?? 0) : 0
+    const used = (await files.usage(client)) - replaced + (inFlight.get(client) ?? 0)
     if (used + length <= options.quotaBytes) return null
     return {
       status: 403,
