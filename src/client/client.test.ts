@@ -31,11 +31,13 @@ describe('EpisodicClient against a server that is not episodic', () => {
       fetch: (() => Promise.resolve(new Response('<html>welcome</html>', { headers: { 'content-type': 'text/html' } }))) as typeof fetch,
     })
     await expect(html.createEvalRun({ candidate_policy_version: 'v', baseline_episode_ids: ['x'] })).rejects.toMatchObject({
-      name: 'ServerError',
-      message: 'POST /api/ingest/eval-run: 200 with text/html, not a JSON object: is http://intranet.test an episodic service?',
+      name: 'TransportError',
+      message: 'POST /api/ingest/eval-run: HTTP 200 with text/html, not an answer of episodic: is http://intranet.test the service, and is it up?',
     })
     const empty = answering('')
-    await expect(empty.getEpisode('e')).rejects.toThrow('GET /api/episodes/e: 200 with an empty body: is http://service.test an episodic service?')
+    await expect(empty.getEpisode('e')).rejects.toThrow(
+      'GET /api/episodes/e: HTTP 200 with an empty body, not an answer of episodic: is http://service.test the service, and is it up?',
+    )
   })
 
   it("takes an error answer that is not episodic's JSON as the service not being there (TransportError), whatever its status", async () => {

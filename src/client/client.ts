@@ -330,22 +330,16 @@ export class EpisodicClient {
       parsed = undefined
     }
     if (response.status === 204) return undefined as T
+    // Every answer of the API is a JSON object, an error one `{ "error": ... }`: anything else came from
+    // another server (a base URL naming something else, a proxy's 502 page), not from episodic.
+    const error = (parsed as { error?: unknown } | undefined)?.error
+    if (parsed === null || typeof parsed !== 'object' || (!response.ok && typeof error !== 'string')) {
+      const what = text.trim() === '' ? 'an empty body' : (response.headers.get('content-type') ?? 'no content type')
+      throw new TransportError(`${method} ${path}: HTTP ${response.status} with ${what}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`)
+    }
     if (response.ok) {
-      // Every API answer is a JSON object: anything else is not episodic answering (a base URL naming another server).
-      if (parsed === null || typeof parsed !== 'object') {
-        const what = text.trim() === '' ? 'an empty body' : `${response.headers.get('content-type') ?? 'no content type'}, not a JSON object`
-        throw new ServerError(`${method} ${path}: ${response.status} with ${what}: is ${this.baseUrl} an episodic service?`, response.status)
-      }
       if (response.headers.get('idempotency-replayed') === 'true') onReplayed?.()
       return parsed as T
-    }
-    const error = (parsed as { error?: unknown } | undefined)?.error
-    if (typeof error !== 'string') {
-      // Not episodic's { "error": ... }: another server answered (a proxy's 502 page, a base URL naming something else).
-      const type = response.headers.get('content-type') ?? 'no content type'
-      throw new TransportError(
-        `${method} ${path}: HTTP ${response.status} with ${type}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`,
-      )
     }
     throw httpError(response.status, `${method} ${path}: ${error}`, response.headers.get('retry-after'))
   }
