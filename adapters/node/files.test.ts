@@ -110,6 +110,15 @@ describe('createDiskFiles', () => {
     expect(await readFile(join(dir, 'c1/e1/actions.npz'), 'utf8')).toBe('npz')
   })
 
+  it('stores nothing, and keeps the previous version, when the body is not the MD5 it was sent with', async () => {
+    const files = createDiskFiles(dir)
+    await files.put('c1/e1/video.mp4', streamOf(['old']))
+    await expect(files.put('c1/e1/video.mp4', streamOf(['new']), { md5: md5('other') })).rejects.toMatchObject({ code: 'BadDigest', status: 400 })
+    expect(await new Response((await files.get('c1/e1/video.mp4'))!.body).text()).toBe('old')
+    expect(await readdir(join(dir, '.uploads/put'))).toEqual([])
+    expect(await files.put('c1/e1/video.mp4', streamOf(['new']), { md5: md5('new') })).toEqual({ size: 3, etag: md5('new') })
+  })
+
   it('keeps the previous version when an overwrite aborts', async () => {
     const files = createDiskFiles(dir)
     await files.put('k', streamOf(['old']))

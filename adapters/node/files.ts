@@ -20,7 +20,7 @@ import { dirname, join, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { EpisodicError } from '../../src/errors.ts'
 import { isSafeKey } from '../../src/storage/keys.ts'
-import type { BlobFiles } from '../../src/storage/types.ts'
+import { badDigest, type BlobFiles } from '../../src/storage/types.ts'
 import { diskMultipart, SWEEP_EVERY_MS } from './files-multipart.ts'
 
 const META = '.meta'
@@ -89,7 +89,7 @@ export function createDiskFiles(dir: string): BlobFiles {
   let tempsSweptAt = 0
 
   return {
-    async put(key, body) {
+    async put(key, body, options) {
       const { data } = pathsOf(key)
       await mkdir(dirname(data), { recursive: true })
       await mkdir(temps, { recursive: true })
@@ -100,6 +100,7 @@ export function createDiskFiles(dir: string): BlobFiles {
       const temp = join(temps, `${randomUUID()}.tmp`)
       const { etag, size } = await writeStreamed(temp, body)
       try {
+        if (options?.md5 !== undefined && options.md5 !== etag) throw badDigest()
         await publish(key, temp, etag)
         return { size, etag }
       } catch (error) {

@@ -18,7 +18,7 @@
  * @example
  * const storage = createLocalStorage({ files: createR2Files(env.BUCKET), secret: env.EPISODIC_STORAGE_SECRET })
  */
-import { type BlobFiles, type BlobMultipart, changedPart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
+import { badDigest, type BlobFiles, type BlobMultipart, changedPart, noSuchUpload, StorageError, type StoredPart } from '../../src/storage/types.ts'
 
 /** What this module uses of an R2 object (R2's `R2Object`). */
 export interface R2ObjectLike {
@@ -49,7 +49,7 @@ export interface R2MultipartUploadLike {
 /** What this module uses of an R2 bucket binding (R2's `R2Bucket`); the optional members enable HEAD, quota and multipart. */
 export interface R2BucketLike {
   /** Stores an object whole, replacing any with the same key. */
-  put(key: string, value: ReadableStream<Uint8Array> | string, options?: { customMetadata?: Record<string, string> }): Promise<R2ObjectLike | null>
+  put(key: string, value: ReadableStream<Uint8Array> | string, options?: { customMetadata?: Record<string, string>; md5?: string }): Promise<R2ObjectLike | null>
   /** Reads an object (or, with `range`, a byte range of it) with its body, or `null` when there is none. */
   get(key: string, options?: { range?: { offset: number; length: number } }): Promise<(R2ObjectLike & { body: ReadableStream<Uint8Array> }) | null>
   /** Reads an object's size and ETag without its body, or `null` when there is none. */
@@ -69,8 +69,11 @@ const UPLOADS = '.uploads/'
 /** Blob files kept in an R2 bucket under their object keys, unchanged. */
 export function createR2Files(bucket: R2BucketLike): BlobFiles {
   const files: BlobFiles = {
-    async put(key, body) {
-      const object = await bucket.put(key, body)
+    async put(key, body, options) {
+      // R2 checks the digest itself and stores nothing on a mismatch (its error names Content-MD5).
+      const object = await bucket.put(key, body, options?.md5 === undefined ? undefined : { md5: options.md5 }).catch((error: unknown) => {
+        throw options?.md5 !== undefined && /content-md5|digest/i.test(String((error as Error)?.message)) ? badDigest() : error
+      })
       // null only for conditional puts, which are not used here.
       if (!object) throw new Error(`R2 did not store ${key}`)
       return { size: object.size, etag: object.etag }

@@ -215,6 +215,23 @@ describe('built-in local object store', () => {
     expect((await get((await getUrl()).url)).status).toBe(404)
   })
 
+  it('checks a Content-MD5 as S3 does: BadDigest stores nothing, InvalidDigest for one that is not a digest', async () => {
+    const { putUrl, getUrl, storage } = setup()
+    const url = (await putUrl()).url
+    const send = (contentMd5: string, body = 'frames') =>
+      storage.handle(
+        new Request(url, { method: 'PUT', body, headers: { 'content-type': 'video/mp4', 'content-length': String(body.length), 'content-md5': contentMd5 } }),
+        minutes(1),
+      )
+    const right = '3NwawHmpHVE6WnWbD7nB3A==' // base64 MD5 of "frames"
+    expect((await send(right)).status).toBe(200)
+    const wrong = await send(right, 'frameZ')
+    expect(await s3Error(wrong)).toMatchObject({ status: 400, code: 'BadDigest' })
+    // The object is still the first one: the refused body was not stored.
+    expect(await (await storage.handle(new Request((await getUrl()).url), minutes(1))).text()).toBe('frames')
+    expect(await s3Error(await send('not-a-digest'))).toMatchObject({ status: 400, code: 'InvalidDigest' })
+  })
+
   it('refuses to mint URLs for unsafe keys', async () => {
     const { putUrl } = setup()
     await expect(putUrl('c1/../../etc/passwd')).rejects.toThrow(/unsafe object key/)

@@ -124,10 +124,14 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
   }
 
   async function put(key: string, request: Request): Promise<Response> {
+    const declared = request.headers.get('content-md5')
+    const md5 = declared === null ? undefined : md5Hex(declared)
+    if (md5 === null) return refuse(request, s3ErrorResponse({ status: 400, code: 'InvalidDigest', message: 'The Content-MD5 you specified is not valid.' }))
     try {
-      const { etag } = await files.put(key, request.body ?? new ReadableStream({ start: (c) => c.close() }))
+      const { etag } = await files.put(key, request.body ?? new ReadableStream({ start: (c) => c.close() }), md5 === undefined ? undefined : { md5 })
       return new Response(null, { status: 200, headers: { etag: `"${etag}"`, 'content-length': '0' } })
-    } catch {
+    } catch (error) {
+      if (error instanceof StorageError && error.code === 'BadDigest') return s3ErrorResponse({ status: 400, code: 'BadDigest', message: error.message })
       // The uploader went away mid-body, or the disk failed or filled up:
       // BlobFiles kept nothing of it either way.
       return s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The upload did not complete; nothing was stored.' })
@@ -251,6 +255,13 @@ function checkLength(declared: string | null, max: number): S3Error | null {
     return { status: 400, code: 'EntityTooLarge', message: `Your proposed upload of ${length} bytes exceeds the maximum allowed size of ${max} bytes.` }
   }
   return null
+}
+
+/** A `Content-MD5` header (base64 of the 16 digest bytes) as hex, or null when it is not one. */
+function md5Hex(header: string): string | null {
+  const text = header.trim()
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(text)) return null
+  return Array.from(atob(text), (c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('')
 }
 
 /** Most of a refused upload's body that is read (and discarded) before answering. */

@@ -8,7 +8,7 @@
 import { concatBytes } from '../bytes.ts'
 import { md5 } from '@noble/hashes/legacy.js'
 import { toHex } from '../crypto.ts'
-import { type BlobFiles, changedPart, noSuchUpload, type StoredPart } from './types.ts'
+import { badDigest, type BlobFiles, changedPart, noSuchUpload, type StoredPart } from './types.ts'
 
 /**
  * Creates an empty in-memory blob store. ETags are MD5s in hex, as S3's
@@ -27,9 +27,10 @@ export function createMemoryFiles(): BlobFiles {
     return upload
   }
   return {
-    async put(key, body) {
+    async put(key, body, options) {
       const bytes = await readAll(body)
       const etag = digest(bytes)
+      if (options?.md5 !== undefined && options.md5 !== etag) throw badDigest()
       objects.set(key, { bytes, etag })
       return { size: bytes.byteLength, etag }
     },

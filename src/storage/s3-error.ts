@@ -23,6 +23,8 @@ export type S3ErrorCode =
   | 'InvalidPartOrder'
   | 'NoSuchUpload'
   | 'MalformedXML'
+  | 'InvalidDigest'
+  | 'BadDigest'
   | 'QuotaExceeded'
   | 'PreconditionFailed'
 

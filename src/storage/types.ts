@@ -153,6 +153,11 @@ export function noSuchUpload(): StorageError {
   return new StorageError('NoSuchUpload', 404, NO_SUCH_UPLOAD_MESSAGE)
 }
 
+/** S3's BadDigest: the body's MD5 is not the request's `Content-MD5`; nothing was stored. */
+export function badDigest(): StorageError {
+  return new StorageError('BadDigest', 400, 'The Content-MD5 you specified did not match what was received.')
+}
+
 /** S3's InvalidPart for a part re-sent while its upload was being completed: the listed ETag is no longer its. */
 export function changedPart(partNumber: number): StorageError {
   return new StorageError('InvalidPart', 400, `Part ${partNumber} was sent again while the upload was being completed; its ETag no longer matches.`)
@@ -165,8 +170,12 @@ export function changedPart(partNumber: number): StorageError {
  * in memory and must not leave a partial object behind on failure.
  */
 export interface BlobFiles {
-  /** Stores the stream under `key` (replacing any object there) and returns its size and ETag. */
-  put(key: string, body: ReadableStream<Uint8Array>): Promise<{ size: number; etag: string }>
+  /**
+   * Stores the stream under `key` (replacing any object there) and returns
+   * its size and ETag. With `md5` (hex, from the request's `Content-MD5`), a
+   * body of another digest stores nothing and throws `badDigest()`.
+   */
+  put(key: string, body: ReadableStream<Uint8Array>, options?: { md5?: string }): Promise<{ size: number; etag: string }>
   /**
    * Reads an object with its size, ETag and (where known) last change, or
    * null when absent. The body is a stream, or for a small object its bytes:
