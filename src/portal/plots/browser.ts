@@ -17,7 +17,7 @@
 import uPlot from 'uplot'
 import { readNpz } from '../../replay/npz/read.ts'
 import type { NdArray } from '../../replay/npz/types.ts'
-import { type KeyColumns, keyColumns } from './columns.ts'
+import { type KeyColumns, keyColumns, MAX_PLOT_COMPONENTS } from './columns.ts'
 import { downsample, visibleSteps } from './downsample.ts'
 
 /** One artifact a section plots (see `PlotSection` in `plot-section.tsx`). */
@@ -80,7 +80,8 @@ async function drawSection(section: HTMLElement): Promise<void> {
   }
   const charts = section.querySelector<HTMLElement>('.plot-charts') ?? section
   const widthOf = () => Math.max(MIN_WIDTH, charts.clientWidth || section.clientWidth || 800)
-  const drawn = keys.map((k) => drawKey(charts, k, fps, widthOf(), present.length > 1))
+  for (const k of keys.filter((k) => k.omitted)) charts.append(omittedNote(k))
+  const drawn = keys.filter((k) => !k.omitted).map((k) => drawKey(charts, k, fps, widthOf(), present.length > 1))
   // The charts follow their box: a rotated phone, a resized window, a zoomed page.
   let drawnWidth = widthOf()
   new ResizeObserver(() => {
@@ -230,6 +231,19 @@ function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, initi
       figure.dataset.points = String(resampled[0].length)
     },
   }
+}
+
+/** A key too wide to plot (a camera image): its shape, said instead of drawn. */
+function omittedNote(key: KeyColumns): HTMLElement {
+  const figure = document.createElement('figure')
+  figure.className = 'plot omitted'
+  figure.dataset.key = key.key
+  figure.dataset.steps = String(key.steps)
+  figure.dataset.components = String(key.components)
+  const caption = document.createElement('figcaption')
+  caption.textContent = `${key.key} · ${key.steps} steps × ${key.omitted!.join('×')} per step: an image or grid, not plotted (more than ${MAX_PLOT_COMPONENTS} values per step)`
+  figure.append(caption)
+  return figure
 }
 
 /**

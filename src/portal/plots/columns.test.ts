@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { arrayColumns, componentLabels, keyColumns } from './columns.ts'
+import { arrayColumns, componentLabels, keyColumns, MAX_PLOT_COMPONENTS } from './columns.ts'
 
 describe('artifact arrays as plot columns', () => {
   it('labels components by their index', () => {
@@ -25,5 +25,20 @@ describe('artifact arrays as plot columns', () => {
       ['cmd', 3, 2, ['baseline [0]', 'candidate [0]', 'baseline [1]', 'candidate [1]']],
       ['only', 2, 2, ['baseline [0]', 'baseline [1]']],
     ])
+  })
+})
+
+describe('keys too wide to plot', () => {
+  it('leaves out a key with more than MAX_PLOT_COMPONENTS per step (a camera image), keeping its shape to say so', () => {
+    const steps = 4
+    const rgb = { dtype: 'uint8' as const, shape: [steps, 96, 96, 3], data: new Uint8Array(steps * 96 * 96 * 3), order: 'C' as const }
+    const state = { dtype: 'float64' as const, shape: [steps, 7], data: new Float64Array(steps * 7), order: 'C' as const }
+    const keys = keyColumns([{ arrays: { '/camera/rgb': rgb, '/joint_states/position': state } }])
+    expect(keys.map((k) => [k.key, k.columns.length, k.omitted])).toEqual([
+      ['/camera/rgb', 0, [96, 96, 3]],
+      ['/joint_states/position', 7, undefined],
+    ])
+    expect(keys[0]).toMatchObject({ steps, components: 27_648 })
+    expect(MAX_PLOT_COMPONENTS).toBe(64)
   })
 })

@@ -24,7 +24,16 @@ export interface KeyColumns {
   /** Components per step (the product of the shape after the step axis). */
   components: number
   columns: Column[]
+  /** Set (the per-step shape) for a key with more than `MAX_PLOT_COMPONENTS` per step: not made into columns. */
+  omitted?: number[]
 }
+
+/**
+ * Components per step above which a key is not plotted: a camera image
+ * (96 x 96 x 3 is 27,648 lines) makes an unreadable chart and takes the
+ * browser minutes and gigabytes to draw.
+ */
+export const MAX_PLOT_COMPONENTS = 64
 
 /** Component labels of a per-step shape: `[]` -> `['value']`, `[3]` -> `['[0]', '[1]', '[2]']`, `[2,2]` -> `['[0,0]', ...]`. */
 export function componentLabels(rest: readonly number[]): string[] {
@@ -69,6 +78,12 @@ export function keyColumns(sources: ReadonlyArray<{ label?: string; arrays: Reco
   for (const s of sources) for (const key of Object.keys(s.arrays)) if (!keys.includes(key)) keys.push(key)
   const out: KeyColumns[] = []
   for (const key of keys) {
+    const shapes = sources.flatMap((s) => (s.arrays[key] && s.arrays[key]!.shape.length > 0 ? [s.arrays[key]!.shape] : []))
+    const widest = shapes.reduce((best, shape) => (perStep(shape) > perStep(best) ? shape : best), shapes[0] ?? [])
+    if (perStep(widest) > MAX_PLOT_COMPONENTS) {
+      out.push({ key, steps: Math.max(...shapes.map((shape) => shape[0]!)), components: perStep(widest), columns: [], omitted: widest.slice(1) })
+      continue
+    }
     const per = sources.map((s, i) => (s.arrays[key] ? arrayColumns(s.arrays[key]!, i, s.label ? `${s.label} ` : '') : null))
     const present = per.filter((p) => p !== null && p.steps > 0) as Array<ReturnType<typeof arrayColumns>>
     if (present.length === 0) continue
@@ -78,4 +93,9 @@ export function keyColumns(sources: ReadonlyArray<{ label?: string; arrays: Reco
     out.push({ key, steps: Math.max(...present.map((p) => p.steps)), components, columns })
   }
   return out
+}
+
+/** Components per step of an array of `shape` (0 for a 0-d array, which has no steps). */
+function perStep(shape: readonly number[]): number {
+  return shape.length === 0 ? 0 : shape.slice(1).reduce((a, b) => a * b, 1)
 }
