@@ -99,6 +99,18 @@ describe('the verdict end to end', () => {
     expect(DOF).toBeGreaterThan(1)
   })
 
+  it('fails an episode whose actions are non-finite at every step, so a broken policy cannot ship on what it reports', async () => {
+    const run = await createRun({ candidatePolicyVersion: 'nan-all', baselineEpisodeIds: baselines, client, dryRun: true, minEpisodes: 4 })
+    // Before, every episode was done with null action metrics and the flattering outcomes made it a ship.
+    const results = await runAgainst(run, (obs) => ({
+      '/joint_states/position': Array.from(obs['/joint_states/position']!.data as Float64Array, () => Number.NaN),
+      _outcome: { success: true, reward_total: 100, collision_count: 0, time_to_goal_s: 1 },
+    }), { stderr: () => {} })
+    expect(results.map((r) => r.status)).toEqual(baselines.map(() => 'failed'))
+    expect(results[0]!.error).toMatch(new RegExp(`^RangeError: policy returned non-finite actions \\(NaN or Infinity\\) at every step \\(${STEPS} of ${STEPS}\\)`))
+    expect((await completeRun(run)).summary.verdict).toBe('hold')
+  })
+
   it('dry run: the same rollup code, locally, the same every time', async () => {
     const run = await createRun({ candidatePolicyVersion: 'ship-v3', baselineEpisodeIds: baselines, client, dryRun: true, minEpisodes: 4 })
     await runAgainst(run, reporting(() => ({ reward_total: 15, collision_count: 0, time_to_goal_s: 4 })))

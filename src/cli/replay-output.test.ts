@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { rollup } from '../eval/rollup.ts'
-import { divergenceLines, recommendationLine, resumeCommand, shellWord, summaryLines, verdictThresholds } from './replay-output.ts'
+import { divergenceLines, nonfiniteLines, recommendationLine, resumeCommand, shellWord, summaryLines, verdictThresholds } from './replay-output.ts'
 
 describe('resumeCommand', () => {
   it('keeps every flag that drives the policy or the output, quoted for a shell, and drops those that shape a new run', () => {
@@ -79,5 +79,15 @@ describe('verdictThresholds', () => {
     for (const text of ['1.5', '-0.1', '', 'NaN', '1e-1']) {
       expect(() => verdictThresholds(undefined, text), text).toThrow(`--max-ood-share must be a number from 0 to 1, got "${text}"`)
     }
+  })
+})
+
+describe('nonfiniteLines', () => {
+  it('warns with the count of steps whose actions held NaN or Infinity, over done rows only', () => {
+    const done = (steps: number, nonfinite_steps: number) => ({ status: 'done' as const, metrics: { steps, nonfinite_steps } })
+    expect(nonfiniteLines([done(100, 0), done(100, 0)])).toEqual([])
+    expect(nonfiniteLines([done(100, 20), done(100, 0), { status: 'failed' as const, metrics: null }])).toEqual([
+      'warning: the policy returned non-finite actions (NaN or Infinity) at 20 of 200 steps, in 1 episode; those components are left out of the action metrics',
+    ])
   })
 })

@@ -146,11 +146,34 @@ function firstLine(text: string | null): string {
   return line.length > 160 ? `${line.slice(0, 157)}...` : line
 }
 
-/** Everything after the progress lines: the table, action divergence, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
-export function summaryLines(summary: RollupSummary): string[] {
+/**
+ * Steps whose actions held NaN or Infinity, over the done rows: those
+ * components were left out of the action metrics, which then measured less
+ * than the run suggests. Nothing when there were none.
+ */
+export function nonfiniteLines(rows: ReadonlyArray<Pick<EpisodeResult, 'status' | 'metrics'>>): string[] {
+  let steps = 0
+  let total = 0
+  let episodes = 0
+  for (const row of rows) {
+    if (row.status !== 'done' || !row.metrics) continue
+    const bad = Number(row.metrics.nonfinite_steps ?? 0)
+    total += Number(row.metrics.steps ?? 0)
+    steps += bad
+    if (bad > 0) episodes++
+  }
+  if (steps === 0) return []
+  return [
+    `warning: the policy returned non-finite actions (NaN or Infinity) at ${steps} of ${total} steps, in ${plural(episodes, 'episode')}; those components are left out of the action metrics`,
+  ]
+}
+
+/** Everything after the progress lines: the table, action divergence, non-finite actions, provenance, the verdict, the open-loop note, the recommendation (last, as the spec says). */
+export function summaryLines(summary: RollupSummary, rows: ReadonlyArray<Pick<EpisodeResult, 'status' | 'metrics'>> = []): string[] {
   return [
     ...metricLines(summary),
     ...divergenceLines(summary),
+    ...nonfiniteLines(rows),
     ...provenanceLines(summary),
     ...verdictLines(summary),
     OPEN_LOOP_NOTE,

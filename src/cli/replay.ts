@@ -152,9 +152,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
     })
     const { summary } = (await completeRun(run)) as { summary: RollupSummary }
     pending = undefined
-    for (const line of summaryLines(summary)) say(line)
     // A resumed run reports every row, those of the earlier attempt too.
     const rows = run.results
+    for (const line of summaryLines(summary, rows)) say(line)
     if (json) out(jsonText(jsonReport(run, rows, summary), 2))
     if (results.length > 0 && rows.every((r) => r.status === 'failed')) {
       err(`episodic: every episode failed (${rows.length} of ${rows.length}); nothing was compared`)

@@ -138,6 +138,13 @@ function result(recorder: CandidateRecorder, input: EpisodeInput, sentinel: unkn
   const baseline = baselineOutcome(input.metadata)
   const candidate = candidateOutcome(sentinel, baseline)
   const { action_l2_mean, ood_action_share_candidate, ...actionEvidence } = recorder.metrics()
+  // Actions a robot could not execute at any step: the episode failed, it was not a clean run
+  // whose action metrics happen to be empty (its verdict would rest on what the policy says of itself).
+  if (steps > 0 && actionEvidence.nonfinite_steps === steps) {
+    throw withoutStack(
+      new RangeError(`policy returned non-finite actions (NaN or Infinity) at every step (${steps} of ${steps}), so none of its actions could be measured`),
+    )
+  }
   const unpaired = recorder.unpaired()
   return {
     ...(unpaired ? { unpaired } : {}),
