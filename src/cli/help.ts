@@ -170,7 +170,8 @@ Options:
   --policy-timeout SECONDS   a policy that takes longer over one step fails that episode
                              and the run goes on: a Python policy's process is stopped,
                              a policy server's connection closed; a JavaScript policy's
-                             promise is given up on (a synchronous step is not timed)
+                             promise is given up on (a synchronous step is not timed);
+                             a Python policy gets each episode whole: SECONDS x its steps
                              (default: no limit)
   --obs-map FROM=TO,...      rename observation keys sent to a policy server
   --action-map FROM=TO,...   rename a policy server's reply keys to action namespaces
