@@ -175,6 +175,11 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     )
     episodeId = recorded.episode_id
     progress.done()
+    for (const upload of recorded.uploads.filter((u) => u.sizeOnly)) {
+      err(
+        `note: ${upload.kind}: kept the stored object of this file's size without comparing bytes (a multipart object's ETag cannot be checked against a file); a file rewritten with the same size is not sent again`,
+      )
+    }
     if (state) await rm(state, { force: true })
     out(recorded.episode_id)
     err(

@@ -330,8 +330,13 @@ export interface RecordedEpisode {
   episode_id: string
   /** True when the open was a replay of an earlier call with the same key. */
   reopened: boolean
-  /** One entry per artifact; `skipped` when a reopened episode already had it stored. */
-  uploads: (ArtifactUploaded & { skipped: boolean })[]
+  /**
+   * One entry per artifact; `skipped` when a reopened episode already had it
+   * stored, with `sizeOnly` when only its size could be compared (a multipart
+   * object's ETag names its parts, not the file: a file rewritten with the
+   * same size goes unnoticed).
+   */
+  uploads: (ArtifactUploaded & { skipped: boolean; sizeOnly?: boolean })[]
   /** The finalize response. */
   finalized: FinalizeEpisodeResult
 }
@@ -368,7 +373,7 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
       const stale = input.uploads?.[kind]
       if (stale !== undefined) await client.abortMultipart(episodeId, stale).catch(() => {})
       o.onProgress?.({ kind, sent: blob.size, total: blob.size })
-      uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true })
+      uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true, ...(comparable(held.etag, blob, o) ? {} : { sizeOnly: true }) })
       continue
     }
     const url = opened.upload_urls.find((entry) => entry.kind === kind)
@@ -388,9 +393,14 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
  * (`...-N`) says nothing checkable here, and the size stands.
  */
 async function sameBytes(etag: string | null, blob: Blob, o: Resolved): Promise<boolean> {
+  if (!comparable(etag, blob, o)) return true
+  return bytesToHex(md5(new Uint8Array(await blob.arrayBuffer()))) === etag!.replace(/"/g, '').toLowerCase()
+}
+
+/** Whether a stored object's ETag can tell if it holds `blob`: a single-PUT MD5, for a file up to the multipart threshold. */
+function comparable(etag: string | null, blob: Blob, o: Resolved): boolean {
   const hex = etag?.replace(/"/g, '').toLowerCase()
-  if (!hex || !/^[0-9a-f]{32}$/.test(hex) || blob.size > o.multipartThreshold) return true
-  return bytesToHex(md5(new Uint8Array(await blob.arrayBuffer()))) === hex
+  return hex !== undefined && /^[0-9a-f]{32}$/.test(hex) && blob.size <= o.multipartThreshold
 }
 
 /** Why nothing can be uploaded to a service without object storage, naming the episode left `recording`. */
