@@ -107,7 +107,9 @@ describe('the verdict end to end', () => {
       _outcome: { success: true, reward_total: 100, collision_count: 0, time_to_goal_s: 1 },
     }), { stderr: () => {} })
     expect(results.map((r) => r.status)).toEqual(baselines.map(() => 'failed'))
-    expect(results[0]!.error).toMatch(new RegExp(`^RangeError: policy returned non-finite actions \\(NaN or Infinity\\) at every step \\(${STEPS} of ${STEPS}\\)`))
+    expect(results[0]!.error).toMatch(
+      new RegExp(`^RangeError: policy returned non-finite actions \\(NaN or Infinity\\) at every step \\(${STEPS} of ${STEPS}\\)`),
+    )
     expect((await completeRun(run)).summary.verdict).toBe('hold')
   })
 

@@ -49,7 +49,11 @@ export interface R2MultipartUploadLike {
 /** What this module uses of an R2 bucket binding (R2's `R2Bucket`); the optional members enable HEAD, quota and multipart. */
 export interface R2BucketLike {
   /** Stores an object whole, replacing any with the same key. */
-  put(key: string, value: ReadableStream<Uint8Array> | string, options?: { customMetadata?: Record<string, string>; md5?: string }): Promise<R2ObjectLike | null>
+  put(
+    key: string,
+    value: ReadableStream<Uint8Array> | string,
+    options?: { customMetadata?: Record<string, string>; md5?: string },
+  ): Promise<R2ObjectLike | null>
   /** Reads an object (or, with `range`, a byte range of it) with its body, or `null` when there is none. */
   get(key: string, options?: { range?: { offset: number; length: number } }): Promise<(R2ObjectLike & { body: ReadableStream<Uint8Array> }) | null>
   /** Reads an object's size and ETag without its body, or `null` when there is none. */

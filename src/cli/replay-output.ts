@@ -164,7 +164,9 @@ export function nonfiniteLines(rows: ReadonlyArray<Pick<EpisodeResult, 'status' 
   }
   if (steps === 0) return []
   return [
-    `warning: the policy returned non-finite actions (NaN or Infinity) at ${steps} of ${total} steps, in ${plural(episodes, 'episode')}; those components are left out of the action metrics`,
+    `warning: the policy returned non-finite actions (NaN or Infinity) at ${steps} of ${total} steps, in ${
+      plural(episodes, 'episode')
+    }; those components are left out of the action metrics`,
   ]
 }
 

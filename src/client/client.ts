@@ -335,7 +335,9 @@ export class EpisodicClient {
     const error = (parsed as { error?: unknown } | undefined)?.error
     if (parsed === null || typeof parsed !== 'object' || (!response.ok && typeof error !== 'string')) {
       const what = text.trim() === '' ? 'an empty body' : (response.headers.get('content-type') ?? 'no content type')
-      throw new TransportError(`${method} ${path}: HTTP ${response.status} with ${what}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`)
+      throw new TransportError(
+        `${method} ${path}: HTTP ${response.status} with ${what}, not an answer of episodic: is ${this.baseUrl} the service, and is it up?`,
+      )
     }
     if (response.ok) {
       if (response.headers.get('idempotency-replayed') === 'true') onReplayed?.()

@@ -241,7 +241,9 @@ function omittedNote(key: KeyColumns): HTMLElement {
   figure.dataset.steps = String(key.steps)
   figure.dataset.components = String(key.components)
   const caption = document.createElement('figcaption')
-  caption.textContent = `${key.key} · ${key.steps} steps × ${key.omitted!.join('×')} per step: an image or grid, not plotted (more than ${MAX_PLOT_COMPONENTS} values per step)`
+  caption.textContent = `${key.key} · ${key.steps} steps × ${
+    key.omitted!.join('×')
+  } per step: an image or grid, not plotted (more than ${MAX_PLOT_COMPONENTS} values per step)`
   figure.append(caption)
   return figure
 }
