@@ -146,19 +146,19 @@ export function uploadRoutes(deps: Deps) {
 
   app.delete('/ingest/episode/:id/multipart/:upload', auth, async (c) => {
     const { episode, upload, multipart, key } = await openUpload(c)
+    let completed = false
     try {
       await multipart.abort(key, upload.uploadId)
     } catch (error) {
-      // Already gone from the store (aborted or expired there): forgetting it here finishes the abort.
+      // Already gone from the store (aborted or expired there): forgetting it here finishes the abort,
+      // unless a completion beat it: an object now stands where the upload was going.
       const mapped = fromStorageError(error)
       if (!(mapped instanceof EpisodicError && mapped.code === 'not_found')) throw mapped
-      await deleteUpload(deps, episode.episode_id, upload.uploadId)
-      // Unless a completion beat it: an object now stands where the upload was going, and that upload
-      // was not aborted (S3's answer to aborting a completed upload).
-      if (await storedObject(deps, key)) throw mapped
-      return c.body(null, 204)
+      completed = await storedObject(deps, key)
     }
     await deleteUpload(deps, episode.episode_id, upload.uploadId)
+    // S3's answer to aborting a completed upload.
+    if (completed) throw new EpisodicError('not_found', NO_SUCH_UPLOAD)
     return c.body(null, 204)
   })
 

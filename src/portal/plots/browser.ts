@@ -140,16 +140,11 @@ interface Drawn {
 
 function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, initialWidth: number, compare: boolean): Drawn {
   let width = initialWidth
-  const figure = document.createElement('figure')
-  figure.className = 'plot'
-  figure.dataset.key = key.key
-  figure.dataset.steps = String(key.steps)
-  figure.dataset.components = String(key.components)
-  const caption = document.createElement('figcaption')
-  caption.textContent = `${key.key} · ${key.steps} steps × ${key.components} component${key.components === 1 ? '' : 's'}${
-    compare ? ' · dashed: baseline, solid: candidate' : ''
-  }`
-  figure.append(caption)
+  const figure = keyFigure(
+    key,
+    'plot',
+    `${key.key} · ${key.steps} steps × ${key.components} component${key.components === 1 ? '' : 's'}${compare ? ' · dashed: baseline, solid: candidate' : ''}`,
+  )
   parent.append(figure)
 
   const time = fps ? (i: number) => i / fps : (i: number) => i
@@ -235,16 +230,24 @@ function drawKey(parent: HTMLElement, key: KeyColumns, fps: number | null, initi
 
 /** A key too wide to plot (a camera image): its shape, said instead of drawn. */
 function omittedNote(key: KeyColumns): HTMLElement {
+  const shape = key.omitted!.join('×')
+  return keyFigure(
+    key,
+    'plot omitted',
+    `${key.key} · ${key.steps} steps × ${shape} per step: an image or grid, not plotted (more than ${MAX_PLOT_COMPONENTS} values per step)`,
+  )
+}
+
+/** The figure of one key, with the data attributes tests and people read, and its caption. */
+function keyFigure(key: KeyColumns, className: string, caption: string): HTMLElement {
   const figure = document.createElement('figure')
-  figure.className = 'plot omitted'
+  figure.className = className
   figure.dataset.key = key.key
   figure.dataset.steps = String(key.steps)
   figure.dataset.components = String(key.components)
-  const caption = document.createElement('figcaption')
-  caption.textContent = `${key.key} · ${key.steps} steps × ${
-    key.omitted!.join('×')
-  } per step: an image or grid, not plotted (more than ${MAX_PLOT_COMPONENTS} values per step)`
-  figure.append(caption)
+  const figcaption = document.createElement('figcaption')
+  figcaption.textContent = caption
+  figure.append(figcaption)
   return figure
 }
 
