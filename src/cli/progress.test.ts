@@ -30,6 +30,6 @@ describe('upload progress', () => {
     t = 7000
     progress.update(6, 'sensors')
     progress.done()
-    expect(out).toEqual([expect.stringMatching(/^ 50% 5 B \/ 10 B .* sensors\n$/), expect.stringMatching(/^ 60% 6 B \/ 10 B .*\n$/)])
+    expect(out).toEqual([expect.stringMatching(/^ 50% 5 B \/ 10 B .* sensors\n$/), expect.stringMatching(/^ 60% 6 B \/ 10 B .* done\n$/)])
   })
 })

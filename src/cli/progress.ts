@@ -75,6 +75,7 @@ export function createProgress(options: ProgressOptions) {
       draw()
     },
     done(): void {
+      label = 'done'
       draw(true)
       if (options.tty) options.write('\n')
     },

@@ -164,7 +164,9 @@ export async function uploadCommand(argv: string[]): Promise<number> {
         put: transport.put,
         onProgress: ({ kind, sent: n }) => {
           sent.set(kind, n)
-          progress.update([...sent.values()].reduce((a, b) => a + b, 0), kind)
+          // The bar counts every file; its label names the files still going out.
+          const going = Object.entries(artifacts).filter(([k, blob]) => (sent.get(k as ArtifactKind) ?? 0) < blob.size).map(([k]) => k)
+          progress.update([...sent.values()].reduce((a, b) => a + b, 0), going.length ? `sending ${going.join(', ')}` : 'finishing')
         },
         onMultipart: (kind, uploadId, episode) => {
           started.set(kind, uploadId)
