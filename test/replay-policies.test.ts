@@ -159,13 +159,13 @@ describeWithPython('Python policies through the bridge (replay run --policy py:.
     expect(run.code).toBe(0)
     expect(rows[baselines[1]!]).toMatchObject({
       status: 'failed',
-      error: 'PythonPolicyTimeout: the Python policy did not answer within 5 s (episode 1); its process was stopped',
+      error: 'PythonPolicyTimeout: the Python policy did not answer within 5 s (episode 2); its process was stopped',
     })
     expect(rows[baselines[0]!]).toEqual(js[baselines[0]!])
     expect(rows[baselines[2]!]).toEqual(js[baselines[2]!])
     // A JavaScript policy's promise is timed the same way (the late promise is given up on).
     const javascript = await stored(['--policy', './policies.mjs:hangs', '--policy-timeout', '1'], 'js-hangs')
-    expect(javascript.rows[baselines[1]!]).toMatchObject({ status: 'failed', error: 'PolicyTimeout: the policy did not answer within 1 s (episode 1, step 2)' })
+    expect(javascript.rows[baselines[1]!]).toMatchObject({ status: 'failed', error: 'PolicyTimeout: the policy did not answer within 1 s (episode 2, step 2)' })
     expect(javascript.rows[baselines[2]!]).toEqual(js[baselines[2]!])
     expect(
       (await cli(['--policy', 'py:lab.numpy_policy:offset', '--policy-timeout', '0', '--candidate-version', 'x', '--baseline-episodes', baselines[0]!])).code,
@@ -303,7 +303,7 @@ describeWithPython(
       expect(run.code, run.stderr).toBe(0)
       // Its 25th request is episode 1's step 4; answers it wrote just before dying may be lost with it.
       expect(rows[baselines[1]!]!.status).toBe('failed')
-      expect(rows[baselines[1]!]!.error).toMatch(/^Error: policy server ws:\/\/127\.0\.0\.1:\d+ closed the connection \(code 1006\) \(episode 1, step [0-4]\)$/)
+      expect(rows[baselines[1]!]!.error).toMatch(/^Error: policy server ws:\/\/127\.0\.0\.1:\d+ closed the connection \(code 1006\) \(episode 2, step [0-4]\)$/)
       expect([rows[baselines[0]!]!.status, rows[baselines[2]!]!.status]).toEqual(['done', 'done'])
     }, TIMEOUT)
 
@@ -312,7 +312,7 @@ describeWithPython(
       const { rows } = await stored(['--policy', url, ...maps, '--policy-timeout', '1'], 'server-stall')
       expect(rows[baselines[1]!]).toMatchObject({
         status: 'failed',
-        error: `PolicyServerTimeout: policy server ${url} did not answer within 1 s (episode 1, step 4); the connection was closed`,
+        error: `PolicyServerTimeout: policy server ${url} did not answer within 1 s (episode 2, step 4); the connection was closed`,
       })
       expect([rows[baselines[0]!]!.status, rows[baselines[2]!]!.status]).toEqual(['done', 'done'])
     }, TIMEOUT)

@@ -252,7 +252,7 @@ print(json.dumps({k: [z[k][1, ...].dtype.str, list(z[k][1, ...].shape), z[k][1, 
       const [first, crashed, third] = await errors(policy)
       expect([first, third]).toEqual([null, null])
       expect(crashed).toBe(
-        `Error: the Python policy process was killed by SIGSEGV (a crash in native code?) at episode 1${
+        `Error: the Python policy process was killed by SIGSEGV (a crash in native code?) at episode 2${
           episodeFrameBytes ? ', step 2' : ''
         }; its standard error went to the replay's standard error`,
       )

@@ -34,6 +34,15 @@ export interface EpisodeContext {
   metadata?: Record<string, unknown>
 }
 
+/**
+ * Where a policy call was, for messages a person reads: the episode counted
+ * from 1 as replay's progress lines count it (`[2/5]`), the step from 0 as the
+ * arrays index it. Internal: `episodeIndex` itself stays 0-based.
+ */
+export function callSite(context: EpisodeContext, step?: number): string {
+  return step === undefined ? `episode ${context.episodeIndex + 1}` : `episode ${context.episodeIndex + 1}, step ${step}`
+}
+
 /** Where a policy call sits: the episode's context plus the step. */
 export interface StepContext extends EpisodeContext {
   /** 0-based step index within the episode; `0` starts a new episode. */

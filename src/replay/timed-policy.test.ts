@@ -11,7 +11,7 @@ describe('timedPolicy', () => {
     expect(await policy.act({}, context(1))).toEqual({ a: 1 })
     const late = Promise.resolve(policy.act({}, context(2)))
     await expect(late).rejects.toBeInstanceOf(PolicyTimeout)
-    await expect(late).rejects.toMatchObject({ stack: 'PolicyTimeout: the policy did not answer within 0.05 s (episode 3, step 2)' })
+    await expect(late).rejects.toMatchObject({ stack: 'PolicyTimeout: the policy did not answer within 0.05 s (episode 4, step 2)' })
   })
 
   it('leaves synchronous answers alone, and times reset and whole episodes (the limit times the steps)', async () => {
@@ -22,9 +22,9 @@ describe('timedPolicy', () => {
       actEpisode: () => never.then(() => []),
     }, 20)
     expect(policy.act({}, context(0))).toEqual({ a: 1 })
-    await expect(Promise.resolve(policy.reset!({ episodeIndex: 3, baselineEpisodeId: 'b', steps: 4 }))).rejects.toThrow('(reset before episode 3)')
+    await expect(Promise.resolve(policy.reset!({ episodeIndex: 3, baselineEpisodeId: 'b', steps: 4 }))).rejects.toThrow('(reset before episode 4)')
     await expect(Promise.resolve(policy.actEpisode!({}, { episodeIndex: 3, baselineEpisodeId: 'b', steps: 4 }))).rejects.toThrow(
-      'the policy did not answer within 0.08 s (episode 3)',
+      'the policy did not answer within 0.08 s (episode 4)',
     )
     expect(calls).toEqual(['reset'])
     expect(() => timedPolicy({ act: () => ({}) }, 0)).toThrow('timeoutMs must be a positive number')

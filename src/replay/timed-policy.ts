@@ -5,7 +5,7 @@
  * or close the connection); this is the same limit for any `PolicyObject`.
  */
 import { withoutStack } from './errors.ts'
-import type { Action, EpisodeContext, PolicyObject } from './policy.ts'
+import { type Action, callSite, type EpisodeContext, type PolicyObject } from './policy.ts'
 
 /** A policy's promise did not settle within the limit; the episode fails with it. */
 export class PolicyTimeout extends Error {
@@ -37,11 +37,11 @@ export function timedPolicy(policy: PolicyObject, timeoutMs: number): PolicyObje
   }
   const { reset, actEpisode } = policy
   return {
-    act: (observation, context) => limit(policy.act(observation, context), timeoutMs, `episode ${context.episodeIndex}, step ${context.step}`),
-    reset: reset && ((context: EpisodeContext) => limit(reset.call(policy, context), timeoutMs, `reset before episode ${context.episodeIndex}`)),
+    act: (observation, context) => limit(policy.act(observation, context), timeoutMs, callSite(context, context.step)),
+    reset: reset && ((context: EpisodeContext) => limit(reset.call(policy, context), timeoutMs, `reset before ${callSite(context)}`)),
     actEpisode: actEpisode &&
       ((observations, context): Action[] | Promise<Action[]> =>
-        limit(actEpisode.call(policy, observations, context), timeoutMs * context.steps, `episode ${context.episodeIndex}`)),
+        limit(actEpisode.call(policy, observations, context), timeoutMs * context.steps, callSite(context))),
     open: policy.open && (() => policy.open!()),
     close: policy.close && (() => policy.close!()),
     pipelineDepth: policy.pipelineDepth,

@@ -10,7 +10,7 @@ import { runtimeEnvironment } from '../../client/environment.ts'
 import { ConfigurationError } from '../../client/errors.ts'
 import { stepView } from '../npz/index.ts'
 import { Bystander, retried, withoutStack } from '../errors.ts'
-import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
+import { type Action, callSite, type EpisodeContext, type Observation, type PolicyObject, type StepContext } from '../policy.ts'
 import { bodyText, decodeAction, decodeBatch, jsonFrame, KIND, StepEncoder } from './frames.ts'
 import { type BridgeProcess, childProcessSpawner, type SpawnBridge } from './process.ts'
 
@@ -120,7 +120,7 @@ interface Pending {
   reject(error: Error): void
   /** The step, episode or `reset` asked about, for a timeout's message. */
   where: string
-  /** Where the policy was, for the message when the process dies on it (`at episode 2, step 5`). */
+  /** Where the policy was, for the message when the process dies on it (`at episode 3, step 5`: episodes from 1, steps from 0). */
   at: string
   /** How long its answer may take once it is the oldest request (Infinity: untimed). */
   budgetMs: number
@@ -251,14 +251,14 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     async reset(context: EpisodeContext) {
       const once = async () => {
         await ensureOpen()
-        const where = `reset before episode ${context.episodeIndex}`
+        const where = `reset before ${callSite(context)}`
         await expect(jsonFrame(KIND.reset, { ...context, metadata: context.metadata ?? {} }), where, 1, `in ${where}`)
       }
       await once().catch((error: unknown) => retried(error, once))
     },
     async act(observation: Observation, context: StepContext): Promise<Action> {
       // One step of an episode cannot run again alone (the policy's state is gone with the process).
-      const at = `at episode ${context.episodeIndex}, step ${context.step}`
+      const at = `at ${callSite(context, context.step)}`
       const body = await expect(encoder.encode(context.episodeIndex, context.step, observation), `step ${context.step}`, 1, at).catch((error: unknown) => {
         throw error instanceof Bystander ? error.cause : error
       })
@@ -268,7 +268,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
       let bytes = 0
       for (const array of Object.values(observations)) bytes += array.data.byteLength
       if (bytes > Math.min(episodeFrameBytes, 0xffff0000)) return await stepByStep(policy, observations, context)
-      const once = () => expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), `episode ${context.episodeIndex}`, context.steps)
+      const once = () => expect(encoder.encodeEpisode(context.episodeIndex, context.steps, observations), callSite(context), context.steps)
       // Queued behind an episode that crashed the process (--concurrency): run again from its reset on a new one.
       const body = await once().catch((error: unknown) => retried(error, async () => (await policy.reset(context), await once())))
       if (body[0] === KIND.failed) {

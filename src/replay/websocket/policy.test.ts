@@ -81,7 +81,7 @@ describe('websocketPolicy with actionHorizon', () => {
     const context = (step: number): StepContext => ({ step, steps: 3, episodeIndex: 0, baselineEpisodeId: 'b' })
     expect(await policy.act(observation(0), context(0))).toMatchObject({ info: 'plan' })
     await policy.act(observation(1), context(1))
-    await expect(policy.act(observation(2), context(2))).rejects.toThrow('policy server\'s "actions" has 2 steps at episode 0, step 0; the action horizon is 3')
+    await expect(policy.act(observation(2), context(2))).rejects.toThrow('policy server\'s "actions" has 2 steps at episode 1, step 0; the action horizon is 3')
     await policy.close()
   })
 
@@ -123,7 +123,7 @@ describe('websocketPolicy with actionHorizon', () => {
     const policy = websocketPolicy({ url: 'ws://fake', WebSocket: server.Socket })
     await policy.reset!({ episodeIndex: 2, baselineEpisodeId: 'b', steps: 1 })
     await expect(policy.act(observation(0), { step: 0, steps: 1, episodeIndex: 2, baselineEpisodeId: 'b' })).rejects.toThrow(
-      /^policy server ws:\/\/fake replied with a message that is not msgpack at episode 2, step 0 \(/,
+      /^policy server ws:\/\/fake replied with a message that is not msgpack at episode 3, step 0 \(/,
     )
     await policy.close()
   })
@@ -135,8 +135,8 @@ describe('websocketPolicy with actionHorizon', () => {
     const context = (step: number): StepContext => ({ step, steps: 2, episodeIndex: 1, baselineEpisodeId: 'b' })
     const results = await Promise.allSettled([policy.act(observation(0), context(0)), policy.act(observation(1), context(1))])
     expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual([
-      'policy server ws://fake closed the connection (code 1000) (episode 1, step 0)',
-      'policy server ws://fake closed the connection (code 1000) (episode 1, step 1)',
+      'policy server ws://fake closed the connection (code 1000) (episode 2, step 0)',
+      'policy server ws://fake closed the connection (code 1000) (episode 2, step 1)',
     ])
     // Each step went out on the first connection and once more on a second.
     expect(server.requests).toEqual([0, 1, 0, 1])
@@ -161,7 +161,7 @@ describe('websocketPolicy timeoutMs', () => {
     const stalled = policy.act(observation(3), context(0, 3))
     await expect(stalled).rejects.toMatchObject({
       name: 'PolicyServerTimeout',
-      message: 'policy server ws://fake did not answer within 1 s (episode 0, step 3); the connection was closed',
+      message: 'policy server ws://fake did not answer within 1 s (episode 1, step 3); the connection was closed',
     })
     await policy.reset!(context(1, 0))
     expect(server.opened).toHaveLength(2)
@@ -278,7 +278,7 @@ describe('websocketPolicy when the connection ends', () => {
     await policy.reset!(at(1, 0))
     expect(answerOf(await policy.act(observation(0), at(0, 0)))).toBe(0)
     const [dying, bystander] = await Promise.allSettled([policy.act(observation(1), at(0, 1)), policy.act(observation(100), at(1, 0))])
-    expect((dying as PromiseRejectedResult).reason.message).toBe('policy server ws://fake closed the connection (code 1006) (episode 0, step 1)')
+    expect((dying as PromiseRejectedResult).reason.message).toBe('policy server ws://fake closed the connection (code 1006) (episode 1, step 1)')
     expect(answerOf((bystander as PromiseFulfilledResult<Record<string, unknown>>).value)).toBe(100)
     expect(server.received).toEqual([[1, 0], [1, 1], [1, 100], [2, 100]])
     await policy.close()

@@ -24,7 +24,7 @@
 import { ConfigurationError, TransportError } from '../../client/errors.ts'
 import { Bystander, retried, withoutStack } from '../errors.ts'
 import { stepView } from '../npz/index.ts'
-import type { Action, EpisodeContext, Observation, PolicyObject, StepContext } from '../policy.ts'
+import { type Action, callSite, type EpisodeContext, type Observation, type PolicyObject, type StepContext } from '../policy.ts'
 import { isNdArray, packObservation, unpackReply } from './msgpack-numpy.ts'
 import { type KeyMap, renameKeys } from './key-map.ts'
 import { PolicyServerError, PolicyServerTimeout, Resend, Unreachable } from './errors.ts'
@@ -319,7 +319,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       }
     }
     const message = packObservation(renameKeys(sent, options.observationKeys))
-    const where = `episode ${context.episodeIndex}, step ${context.step}`
+    const where = callSite(context, context.step)
     const ask = async (): Promise<Uint8Array> => {
       // Another episode's failure (or the server) closed the connection: this step goes out on a new one.
       await ensureOpen()
@@ -375,7 +375,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
         throw new RangeError(
           `policy server's "${key}" has ${
             value.shape.length === 0 ? 'no steps (a 0-d array)' : `${value.shape[0]} steps`
-          } at episode ${context.episodeIndex}, step ${chunk.start}; the action horizon is ${horizon}`,
+          } at ${callSite(context, chunk.start)}; the action horizon is ${horizon}`,
         )
       }
       action[key] = stepView(value, row)
@@ -393,7 +393,7 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       prompts.delete(context.episodeIndex)
       const prompt = typeof options.prompt === 'function' ? options.prompt(context) : options.prompt
       if (prompt !== undefined) {
-        if (typeof prompt !== 'string') throw new TypeError(`the prompt for episode ${context.episodeIndex} is ${typeof prompt}, not a string`)
+        if (typeof prompt !== 'string') throw new TypeError(`the prompt for ${callSite(context)} is ${typeof prompt}, not a string`)
         prompts.set(context.episodeIndex, prompt)
       }
       await ensureOpen()
