@@ -83,7 +83,11 @@ describe('the verdict end to end', () => {
     expect(summary.verdict).toBe('inconclusive')
     expect(summary.episodes_needed).toBeGreaterThan(4)
     expect(summary.reasons[0]).toMatch(/^No metric is significantly better: /)
-    expect(summary.reasons.at(-1)).toMatch(new RegExp(`^About ${summary.episodes_needed} paired episodes would resolve mean reward`))
+    expect(summary.reasons.at(-2)).toMatch(new RegExp(`^About ${summary.episodes_needed} paired episodes would resolve mean reward`))
+    // The policy reported only rewards: the other outcomes are the recording's, and the reasons say so.
+    expect(summary.reasons.at(-1)).toBe(
+      "Success rate, collision rate and time to goal (s) are the recording's (the policy reported none through _outcome); a copied value cannot differ from the recording.",
+    )
   })
 
   it("leaves a policy's NaN components out of the action metrics and counts the steps", async () => {

@@ -190,3 +190,45 @@ describe('means of equal values', () => {
     expect(s.time_to_goal_s).toMatchObject({ baseline: 0.1, candidate: 0.7, delta: 0.7 - 0.1, n: 10 })
   })
 })
+
+describe('what replay measured', () => {
+  const source = (reported: boolean) => {
+    const label = reported ? 'reported' : 'recorded'
+    return { success: label, reward_total: label, collision_count: label, time_to_goal_s: label } as const
+  }
+  const copied = (i: number) =>
+    done({
+      success_baseline: true,
+      success_candidate: true,
+      reward_total_baseline: i,
+      reward_total_candidate: i,
+      action_l2_mean: 0.25,
+      ood_action_share_candidate: 0.1,
+      outcome_source: source(false),
+    })
+
+  it('says so when the policy reported no outcome: only the actions were measured', () => {
+    const s = rollup(times(12, copied), { seed: 'r' })
+    expect(s.verdict).toBe('inconclusive')
+    expect(s.reasons.at(-1)).toBe(
+      "The policy reported no outcomes (no _outcome), so its success, reward, collisions and time to goal are the recording's and cannot differ from it; replay measured only its actions: a mean L2 distance of 0.25 from the recorded actions, 10% of steps outside the recorded action range.",
+    )
+  })
+
+  it('names the metrics reported only in part, after the reasons that decided', () => {
+    const rows = times(
+      12,
+      (i) => (i < 9 ? done({ ...better(i).metrics, success_baseline: true, success_candidate: true, outcome_source: source(true) }) : copied(i)),
+    )
+    const s = rollup(rows, { seed: 'r' })
+    expect(s.reasons.at(-1)).toBe(
+      'Success rate: 9 of 12 candidate values reported, the rest copied; mean reward: 9 of 12 candidate values reported, the rest copied; a copied value cannot differ from the recording.',
+    )
+    expect(s.reasons.slice(0, -1)).toEqual(rollup(rows.map((r) => ({ ...r, metrics: { ...r.metrics, outcome_source: undefined } })), { seed: 'r' }).reasons)
+  })
+
+  it("adds nothing when every candidate outcome was the policy's own", () => {
+    const s = rollup(times(12, (i) => done({ ...better(i).metrics, outcome_source: source(true) })), { seed: 'r' })
+    expect(s.reasons).toEqual(rollup(times(12, better), { seed: 'r' }).reasons)
+  })
+})

@@ -112,8 +112,56 @@ function sampleSize(input: VerdictInput, name: MetricName): number | null {
   return pairedMeanSampleSize(Math.sqrt(ss / (d.length - 1)), mean)
 }
 
-/** Applies the contract's three rules in order and words the decision. */
+/** The outcome metrics whose candidate values come from `_outcome` or, without it, from the recording. */
+const OUTCOMES: ReadonlyArray<MetricName> = ['success_rate', 'collision_rate', 'reward_mean', 'time_to_goal_s']
+
+/**
+ * What replay measured, when the candidate's outcomes were not all its own:
+ * values copied from the recording cannot change, so a run whose policy
+ * reported none measured only its actions. Null when every candidate
+ * outcome was reported (or no row said where its values came from).
+ */
+function measuredNote(metrics: VerdictInput['metrics'], divergence: ActionDivergence): string | null {
+  const copied = OUTCOMES.filter((name) => metrics[name].candidate_source.reported === 0 && metrics[name].candidate_source.recorded > 0)
+  const partly = OUTCOMES.filter((name) => metrics[name].candidate_source.reported > 0 && metrics[name].candidate_source.recorded > 0)
+  if (OUTCOMES.every((name) => metrics[name].candidate_source.reported === 0)) {
+    if (copied.length === 0) return null
+    const actions = [
+      divergence.l2_mean === null ? null : `a mean L2 distance of ${significant(divergence.l2_mean)} from the recorded actions`,
+      divergence.ood_action_share_mean === null ? null : `${percent(divergence.ood_action_share_mean)} of steps outside the recorded action range`,
+    ].filter((x) => x !== null)
+    return `The policy reported no outcomes (no _outcome), so its success, reward, collisions and time to goal are the recording's and cannot differ from it; replay measured only its actions${
+      actions.length ? `: ${actions.join(', ')}` : ', and no action metric either'
+    }.`
+  }
+  const parts: string[] = []
+  if (copied.length > 0) {
+    parts.push(
+      `${capital(listOf(copied.map((name) => spec(name).label)))} ${
+        copied.length === 1 ? 'is' : 'are'
+      } the recording's (the policy reported none through _outcome)`,
+    )
+  }
+  for (const name of partly) {
+    const { reported, recorded } = metrics[name].candidate_source
+    parts.push(
+      `${parts.length ? spec(name).label : capital(spec(name).label)}: ${reported} of ${reported + recorded} candidate values reported, the rest copied`,
+    )
+  }
+  return parts.length ? `${parts.join('; ')}; a copied value cannot differ from the recording.` : null
+}
+
+const listOf = (words: string[]) => words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`
+
+/** Applies the contract's three rules in order, words the decision, and says what replay measured. */
 export function decideVerdict(input: VerdictInput): VerdictOutput {
+  const decided = decide(input)
+  const note = measuredNote(input.metrics, decided.action_divergence)
+  return note === null ? decided : { ...decided, reasons: [...decided.reasons, note] }
+}
+
+/** The contract's three rules in order, with the reasons that decided. */
+function decide(input: VerdictInput): VerdictOutput {
   const { metrics, columns, better_count, metric_total, minEpisodes } = input
   const divergence = actionDivergence(columns, input.maxOodActionShare)
   const base = { min_episodes: minEpisodes, action_divergence: divergence }

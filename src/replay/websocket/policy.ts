@@ -373,9 +373,9 @@ export function websocketPolicy(options: WebsocketPolicyOptions): WebsocketPolic
       }
       if (value.shape.length === 0 || value.shape[0]! <= row) {
         throw new RangeError(
-          `policy server's "${key}" has ${
-            value.shape.length === 0 ? 'no steps (a 0-d array)' : `${value.shape[0]} steps`
-          } at ${callSite(context, chunk.start)}; the action horizon is ${horizon}`,
+          `policy server's "${key}" has ${value.shape.length === 0 ? 'no steps (a 0-d array)' : `${value.shape[0]} steps`} at ${
+            callSite(context, chunk.start)
+          }; the action horizon is ${horizon}`,
         )
       }
       action[key] = stepView(value, row)
