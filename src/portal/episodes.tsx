@@ -65,7 +65,8 @@ export function Status(props: { status: string }) {
   return <span class={`badge s-${props.status}`}>{props.status}</span>
 }
 
-function Select(props: { name: string; label: string; options: readonly string[]; value?: string }) {
+/** A filter form's choice among `options`, `any` first. */
+export function Select(props: { name: string; label: string; options: readonly string[]; value?: string }) {
   return (
     <label>
       {props.label}

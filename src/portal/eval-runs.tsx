@@ -19,8 +19,9 @@ import { uuidParam } from '../http/fields.ts'
 import { queryParams } from '../http/query.ts'
 import { shortId } from '../episodes/rows.ts'
 import { chartPoints, chartValue, ResultChart } from './chart.tsx'
-import { givenParams, Status } from './episodes.tsx'
-import { formatNumber, formatTime, NONE, prettyJson } from './format.ts'
+import { EpisodicError } from '../errors.ts'
+import { givenParams, Select, Status } from './episodes.tsx'
+import { echoable, filterError, formatNumber, formatTime, NONE, prettyJson } from './format.ts'
 import type { PortalEnv } from './guard.ts'
 import { Layout, sendPage } from './layout.tsx'
 import { useRoot } from './root.ts'
@@ -36,8 +37,19 @@ function When(props: { iso: string }) {
   return <time datetime={props.iso}>{formatTime(props.iso)}</time>
 }
 
-function RunList(props: { items: RunSummary[]; next: string | null; query: Record<string, string>; paged: boolean }) {
+/** The list's filters, as the form shows them (the API's `GET /api/eval-runs` parameters). */
+const RUN_FILTERS = ['candidate_policy_version', 'baseline_policy_version', 'status', 'created_after', 'created_before'] as const
+
+function RunList(props: { items: RunSummary[]; next: string | null; query: Record<string, string>; paged: boolean; error?: string }) {
   const root = useRoot()
+  const f = props.query
+  const filtered = RUN_FILTERS.some((name) => f[name])
+  const input = (name: (typeof RUN_FILTERS)[number], label: string, placeholder = '') => (
+    <label>
+      {label}
+      <input name={name} value={f[name] ?? ''} maxlength={120} placeholder={placeholder} size={name.startsWith('created') ? 12 : undefined} />
+    </label>
+  )
   // Every filter and the page size stay on the pager's links; only the cursor changes.
   const href = (cursor?: string) => {
     const params = new URLSearchParams()
@@ -49,10 +61,24 @@ function RunList(props: { items: RunSummary[]; next: string | null; query: Recor
     <Layout title='Eval runs' section='eval-runs' signedIn>
       <h1>Eval runs</h1>
       <p class='sub'>Replay regression campaigns, newest first.</p>
+      {props.error && <p class='error-box' role='alert' id='filter-error'>{props.error}</p>}
+      <form class='filters' method='get' action={`${root}/portal/eval-runs`}>
+        {input('candidate_policy_version', 'candidate version')}
+        {input('baseline_policy_version', 'baseline version')}
+        <Select name='status' label='status' options={['pending', 'completed']} value={f.status} />
+        {input('created_after', 'created from', '2026-05-01')}
+        {input('created_before', 'created before', '2026-06-01')}
+        <button type='submit'>Filter</button>
+        <a href={`${root}/portal/eval-runs`}>Clear</a>
+      </form>
       {props.items.length === 0
         ? (
           <p class='card muted'>
-            No eval runs yet. Start one with <code>episodic replay run</code>.
+            {filtered || props.error ? 'No eval runs match these filters.' : (
+              <>
+                No eval runs yet. Start one with <code>episodic replay run</code>.
+              </>
+            )}
           </p>
         )
         : (
@@ -254,7 +280,14 @@ export function evalRunPages(deps: Deps) {
   const app = new Hono<PortalEnv>()
   app.get('/', async (c) => {
     const params = givenParams(queryParams(c.req.url))
-    const query = parseWith(ListEvalRunsQuery, params)
+    let query
+    try {
+      query = parseWith(ListEvalRunsQuery, params)
+    } catch (error) {
+      // A filter value the list refuses: the same page, the form as typed, and what is wrong with which field.
+      if (!(error instanceof EpisodicError) || error.code !== 'invalid' || !echoable(params)) throw error
+      return sendPage(c, 400, <RunList items={[]} next={null} query={params} paged={false} error={filterError(error.message)} />)
+    }
     const page = await listEvalRuns(deps.db, c.get('clientId'), query)
     return sendPage(c, 200, <RunList items={page.items} next={page.next_cursor} query={params} paged={!!query.cursor} />)
   })

@@ -343,5 +343,24 @@ describe('pages', () => {
     const list = await (await page('/portal/eval-runs', cookie)).text()
     expect(list).toContain(`/portal/eval-runs/${run}`)
     expect(list).toContain('r-hold')
+
+    // The list's filter form: the API's parameters, kept as typed; a bad value keeps the page and names the field.
+    const other = ((await (await api('/api/ingest/eval-run', t.key, { candidate_policy_version: 'cand-v3', baseline_episode_ids: [a] })).json()) as {
+      eval_run_id: string
+    }).eval_run_id
+    const v2 = await (await page('/portal/eval-runs?candidate_policy_version=cand-v2&status=completed', cookie)).text()
+    expect(v2).toContain(`/portal/eval-runs/${run}"`)
+    expect(v2).not.toContain(`/portal/eval-runs/${other}"`)
+    expect(v2).toContain('<form class="filters"')
+    expect(v2).toContain('value="cand-v2"')
+    expect(v2).toContain('<option value="completed" selected="">completed</option>')
+    const none = await (await page('/portal/eval-runs?candidate_policy_version=cand-v3&status=completed', cookie)).text()
+    expect(none).toContain('No eval runs match these filters.')
+    const bad = await page('/portal/eval-runs?baseline_policy_version=base-v1&created_before=later', cookie)
+    const badHtml = await bad.text()
+    expect(bad.status).toBe(400)
+    expect(badHtml).toMatch(/<p class="error-box" role="alert" id="filter-error">created before: [^<]+<\/p>/)
+    expect(badHtml).toContain('value="base-v1"')
+    expect(badHtml).toContain('value="later"')
   })
 })
