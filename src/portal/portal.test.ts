@@ -344,6 +344,12 @@ describe('pages', () => {
     expect(list).toContain(`/portal/eval-runs/${run}`)
     expect(list).toContain('r-hold')
 
+    // Gzipped when the browser asks, the same page once inflated; as it is otherwise.
+    const zipped = await app.request(`${ORIGIN}/portal/eval-runs/${run}`, { headers: { cookie, 'accept-encoding': 'gzip, deflate, br' } })
+    expect([zipped.status, zipped.headers.get('content-encoding'), zipped.headers.get('vary')]).toEqual([200, 'gzip', 'Accept-Encoding'])
+    expect(await new Response(zipped.body!.pipeThrough(new DecompressionStream('gzip'))).text()).toBe(html)
+    expect((await page(`/portal/eval-runs/${run}`, cookie)).headers.get('content-encoding')).toBeNull()
+
     // The list's filter form: the API's parameters, kept as typed; a bad value keeps the page and names the field.
     const other = ((await (await api('/api/ingest/eval-run', t.key, { candidate_policy_version: 'cand-v3', baseline_episode_ids: [a] })).json()) as {
       eval_run_id: string

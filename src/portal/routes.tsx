@@ -18,6 +18,7 @@
  * client's objects are "not found", exactly as in the API).
  */
 import { Hono } from 'hono'
+import { compress } from 'hono/compress'
 import type { Deps } from '../context.ts'
 import { EpisodicError } from '../errors.ts'
 import { episodePages } from './episodes.tsx'
@@ -39,6 +40,9 @@ export function portalRoutes(deps: Deps) {
     c.set('root', root)
     await next()
   })
+  // Pages are mostly HTML tables (a 500-episode run's page is ~480 KB) and the plots' script is large:
+  // gzip when the browser asks (CompressionStream is a Web API on every runtime here).
+  app.use('*', compress())
 
   app.onError((error, c) => {
     const signedIn = c.get('session') !== undefined
