@@ -35,6 +35,7 @@ beforeAll(async () => {
     `export const policies = { v2: { act: (obs) => ({ '/joint_states/position': Array.from(obs['/joint_states/position'].data, (x) => x + 0.01) }) } }
 export const crash = () => { throw new Error('boom') }
 export const slow = async (obs) => (await new Promise((r) => setTimeout(r, 200)), { '/joint_states/position': obs['/joint_states/position'].data })
+export const busy = (obs) => { const t = Date.now(); while (Date.now() - t < 400); return { '/joint_states/position': obs['/joint_states/position'].data } }
 let calls = 0
 export const hangOnce = async (obs) => (calls++ === 2 && (await new Promise((r) => setTimeout(r, 600_000))), { '/joint_states/position': obs['/joint_states/position'].data })
 export const better = (obs) => ({ '/joint_states/position': obs['/joint_states/position'].data, _outcome: { collision_count: 0, reward_total: 11, time_to_goal_s: 4 } })
@@ -371,6 +372,28 @@ it('Ctrl-C says which eval run stays pending and how to go on; --resume replays 
   expect((await client.getEvalRun(runId)).updated_at).toBe(after.updated_at)
 }, 60_000)
 
+it('npm run episodic: Ctrl-C while the policy holds the thread still prints how to go on (under tsx as a parent process it was killed)', async () => {
+  // A terminal's Ctrl-C signals the whole foreground process group: npm, and the CLI under it.
+  const child = spawn('npm', ['--prefix', ROOT, 'run', '-s', 'episodic', '--', 'replay', 'run', '--policy', './policy.mjs:busy', ...common()], {
+    cwd: dir,
+    env: userEnv({}),
+    detached: true,
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  await new Promise<void>((resolve) => {
+    child.stdout.on('data', (d) => {
+      stdout += d
+      if (stdout.includes('[1/2]')) resolve()
+    })
+  })
+  process.kill(-child.pid!, 'SIGINT')
+  await new Promise((resolve) => child.once('close', resolve))
+  const runId = /^eval run ([0-9a-f-]{36}) /m.exec(stdout)![1]!
+  expect(stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:busy\n`)
+}, 120_000)
+
 it('exits when the run is done, though a policy call abandoned by --policy-timeout is still waiting (built bin)', async () => {
   const started = Date.now()
   const { code, stdout, stderr } = await spawnCli(['replay', 'run', '--policy', './policy.mjs:hangOnce', '--policy-timeout', '1', ...common()], {
@@ -413,6 +436,53 @@ it('a network failure mid-run exits 5, saying which eval run stays pending and h
     expect(failed.stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:policies.v2.act --policy-timeout 20\n`)
     const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
     expect((await client.getEvalRun(runId)).results.map((r) => r.status)).toEqual(['done', 'pending'])
+  } finally {
+    proxy.closeAllConnections()
+    await new Promise((resolve) => proxy.close(resolve))
+  }
+})
+
+it('a lost answer is asked again: one replay episode per baseline, every result up, exit 0', async () => {
+  // A proxy that forwards each request, but loses the answer to the first replay-episode open and the first result.
+  const lost = new Set<string>()
+  const opens: string[] = []
+  const proxy = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', async () => {
+      const headers = Object.fromEntries(
+        ['authorization', 'content-type', 'idempotency-key'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
+      )
+      const body = chunks.length ? Buffer.concat(chunks) : undefined
+      const upstream = await fetch(`${svc.url}${req.url}`, { method: req.method, headers, body, redirect: 'manual' })
+      const bytes = Buffer.from(await upstream.arrayBuffer())
+      const what = req.url === '/api/ingest/episode' ? 'open' : req.url!.endsWith('/result') ? 'result' : ''
+      if (what === 'open') opens.push(String(req.headers['idempotency-key']))
+      if (what && !lost.has(what)) {
+        lost.add(what)
+        return void req.socket.destroy()
+      }
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(bytes)
+    })
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  try {
+    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    const done = await cli(['--policy', './policy.mjs:policies.v2.act', ...common(), '--json'], { EPISODIC_BASE_URL: base })
+    expect(done.code, done.stderr).toBe(0)
+    expect([...lost].sort()).toEqual(['open', 'result'])
+    // The lost open was sent again with its Idempotency-Key, and answered with the episode it had made.
+    expect(opens).toHaveLength(3)
+    expect(opens[0]).toMatch(/^replay-[0-9a-f-]{36}$/)
+    expect(opens[1]).toBe(opens[0])
+    const report = JSON.parse(done.stdout)
+    const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
+    const run = await client.getEvalRun(report.eval_run_id)
+    expect(run.results.map((r) => r.status)).toEqual(['done', 'done'])
+    const replays = await client.listEpisodes({ source: 'replay', limit: 200 })
+    const ofRun = replays.items.filter((e) => e.metadata.eval_run_id === report.eval_run_id)
+    expect(ofRun.map((e) => e.episode_id).sort()).toEqual(run.results.map((r) => r.replay_episode_id).sort())
+    expect(ofRun.map((e) => e.status)).toEqual(['ready', 'ready'])
   } finally {
     proxy.closeAllConnections()
     await new Promise((resolve) => proxy.close(resolve))

@@ -23,6 +23,24 @@ describe('replayEpisode', () => {
     for (const context of steps) expect(context).toMatchObject({ steps: 3, episodeIndex: 4, baselineEpisodeId: 'b-4', metadata })
   })
 
+  it('lets timers run during an episode whose policy never waits (every 50 ms)', async () => {
+    const steps = 12
+    const position = { dtype: 'float64' as const, shape: [steps, 1], data: new Float64Array(steps) }
+    const input = { actions: writeNpz({ '/a': position }), sensors: writeNpz({ '/a': position }), metadata: {} }
+    let firedAt: number | null = null
+    let step = 0
+    setTimeout(() => (firedAt = step), 0)
+    await replayEpisode((observation, context) => {
+      step = context.step
+      const until = Date.now() + 20
+      while (Date.now() < until);
+      return { '/a': observation['/a'] }
+    }, input)
+    // 20 ms a step: the timer runs after the third step or so, not after the twelfth.
+    expect(firedAt).not.toBeNull()
+    expect(firedAt!).toBeLessThan(steps - 1)
+  })
+
   it('passes a sensors key "__proto__" to the policy as an ordinary own key', async () => {
     const position = { dtype: 'float64' as const, shape: [2, 1], data: Float64Array.of(1, 2) }
     const sensors = writeNpz(JSON.parse('{"__proto__": {"dtype": "float64", "shape": [2], "data": [7, 8]}}'))

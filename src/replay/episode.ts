@@ -94,6 +94,7 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
   // in order may be sent the next steps before the current answer is back.
   const depth = Math.max(1, Math.floor(policy.pipelineDepth ?? 1))
   const inFlight: Promise<Action>[] = []
+  let yielded = Date.now()
   for (let step = 0; step < steps; step++) {
     const observation: Observation = {}
     for (let k = 0; k < keys.length; k++) {
@@ -106,6 +107,12 @@ export async function replayEpisode(candidatePolicy: CandidatePolicy, input: Epi
     const action = act(observation, context)
     if (depth === 1) {
       take(step, action instanceof Promise ? await action : action)
+      // A policy that answers without waiting on I/O would hold the thread for the whole episode:
+      // every 50 ms, let timers, sockets and signals run (a Ctrl-C, a progress line, a keep-alive closing).
+      if (Date.now() - yielded >= 50) {
+        await new Promise((resolve) => setTimeout(resolve, 0))
+        yielded = Date.now()
+      }
       continue
     }
     const pending = Promise.resolve(action)

@@ -16,6 +16,7 @@
  */
 export { completeRun, createRun, type CreateRunOptions, type EpisodeResult, type EvalRunHandle, resumeRun, type ResumeRunOptions } from './eval-run.ts'
 export { runAgainst, type RunAgainstOptions } from './run.ts'
+export type { RetryOptions } from '../client/retry.ts'
 export { recordEpisode, type RecordEpisodeInput } from './record.ts'
 export { type EpisodeInput, type ReplayedEpisode, replayEpisode } from './episode.ts'
 export type { Action, CandidatePolicy, EpisodeContext, Observation, Policy, PolicyObject, StepContext } from './policy.ts'

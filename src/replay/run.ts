@@ -15,7 +15,7 @@
  * console.log(summary.recommend) // 'ship' | 'hold'
  */
 import { captureActions } from './capture-actions.ts'
-import type { Episode, EpisodicClient } from '../client/client.ts'
+import type { Episode, EpisodicClient, OpenEpisodeInput } from '../client/client.ts'
 import { type ClientEnvironment, runtimeEnvironment } from '../client/environment.ts'
 import { AuthError, ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError } from '../client/errors.ts'
 import { type Crc32, createZlibInflate, fflateInflate, type Inflate } from './npz/index.ts'
@@ -25,6 +25,7 @@ import { asPolicyObject, type CandidatePolicy, type PolicyObject } from './polic
 import { BufferPool } from './buffer-pool.ts'
 import { DEFAULT_PREFETCH, Prefetcher, type PrefetchOptions } from './prefetch.ts'
 import type { Outcome } from './outcome.ts'
+import { retrying, type RetryOptions } from '../client/retry.ts'
 
 /** Callbacks and switches for `runAgainst`. */
 export interface RunAgainstOptions {
@@ -67,6 +68,15 @@ export interface RunAgainstOptions {
   prefetch?: PrefetchOptions | false
   /** Upload the candidate's actions as the replay episode's `actions.npz` (see `capture-actions.ts`); default false. */
   uploadActions?: boolean
+  /**
+   * Calls to the service that fail on the way (a network failure, a 5xx or
+   * a 429) are tried again: `attempts` in all (default 4), waiting
+   * `backoffMs` (default 500) doubling. Downloads, the replay episode (opened
+   * with an Idempotency-Key, so a retry never makes a second one), its
+   * finalize and the result upload are all safe to repeat. Past the last
+   * attempt the run stops, resumable.
+   */
+  retry?: RetryOptions
 }
 
 /**
@@ -74,8 +84,8 @@ export interface RunAgainstOptions {
  * those without a result in `run.results` yet (all of them for a new run,
  * those still pending for one from `resumeRun`). A policy (or metric)
  * failure fails that episode only: its stack goes to stderr, its result row
- * is `failed`, and the loop goes on. Network failures (TransportError) and
- * rejected uploads stop the run; a run already completed is refused
+ * is `failed`, and the loop goes on. Network failures (TransportError) that
+ * outlast `retry`, and rejected uploads, stop the run; a run already completed is refused
  * (ConflictError) before anything replays.
  *
  * With `concurrency` N, N episodes replay at once (downloads and policy
@@ -113,7 +123,8 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
   // Download buffers come back after each episode: enough kept for the read-ahead and the episodes replaying.
   const budget = options.prefetch === false ? 0 : options.prefetch?.bytes ?? DEFAULT_PREFETCH.bytes
   const pool = new BufferPool(budget + concurrency * 64 * 1024 * 1024)
-  const ahead = new Prefetcher((k) => fetchBaseline(client, ids[todo[k]!]!, pool), (f) => f.bytes, todo.length, options.prefetch ?? {})
+  const retry = options.retry ?? {}
+  const ahead = new Prefetcher((k) => retrying(() => fetchBaseline(client, ids[todo[k]!]!, pool), retry), (f) => f.bytes, todo.length, options.prefetch ?? {})
   const settled = todo.map(() => deferred<Replayed>())
   let next = 0
   let stopped = false
@@ -204,15 +215,17 @@ export async function runAgainst(run: EvalRunHandle, candidate: CandidatePolicy,
       // Uploads are outside replayOne: a rejected metric blob is a ValidationError for the caller.
       if (!dryRun) {
         if ('replay' in outcome) {
-          result.replayEpisodeId = await recordReplayEpisode(run, outcome.baseline, outcome.replay.outcome, outcome.actions)
-          await client.uploadResult(run.id!, {
-            baseline_episode_id: baselineId,
-            status: 'done',
-            replay_episode_id: result.replayEpisodeId,
-            metrics: outcome.replay.metrics,
-          })
+          const replayEpisodeId = await recordReplayEpisode(run, outcome.baseline, outcome.replay.outcome, outcome.actions, retry)
+          result.replayEpisodeId = replayEpisodeId
+          await retrying(() =>
+            client.uploadResult(run.id!, {
+              baseline_episode_id: baselineId,
+              status: 'done',
+              replay_episode_id: replayEpisodeId,
+              metrics: outcome.replay.metrics,
+            }), retry)
         } else {
-          await client.uploadResult(run.id!, { baseline_episode_id: baselineId, status: 'failed', error: result.error })
+          await retrying(() => client.uploadResult(run.id!, { baseline_episode_id: baselineId, status: 'failed', error: result.error }), retry)
         }
       }
       results.push(result)
@@ -281,8 +294,8 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 /** The metadata-only `replay` episode that records this candidate run of a baseline. */
-async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcome: Outcome, actions: Uint8Array | null = null): Promise<string> {
-  const opened = await run.client.openEpisode({
+async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcome: Outcome, actions: Uint8Array | null, retry: RetryOptions): Promise<string> {
+  const body: OpenEpisodeInput = {
     source: 'replay',
     policy_version: run.candidatePolicyVersion,
     robot: baseline.robot,
@@ -290,10 +303,16 @@ async function recordReplayEpisode(run: EvalRunHandle, baseline: Episode, outcom
     fps: baseline.fps,
     metadata: { eval_run_id: run.id, baseline_episode_id: baseline.episode_id },
     request_uploads: actions ? ['actions'] : [],
-  })
-  if (actions) await run.client.upload(opened.upload_urls.find((u) => u.kind === 'actions')!, actions)
+  }
+  // One key per replay episode: an open retried after a lost answer gets the same episode back.
+  const idempotencyKey = `replay-${crypto.randomUUID()}`
+  const opened = await retrying(() => run.client.openEpisode(body, { idempotencyKey }), retry, true)
+  if (actions) {
+    const url = opened.upload_urls.find((u) => u.kind === 'actions')!
+    await retrying(() => run.client.upload(url, actions), retry)
+  }
   const known = Object.fromEntries(Object.entries(outcome).filter(([, value]) => value !== null))
-  await run.client.finalizeEpisode(opened.episode_id, { status: 'ready', metadata: known })
+  await retrying(() => run.client.finalizeEpisode(opened.episode_id, { status: 'ready', metadata: known }), retry)
   return opened.episode_id
 }
 
