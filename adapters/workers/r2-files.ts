@@ -74,9 +74,10 @@ const UPLOADS = '.uploads/'
 export function createR2Files(bucket: R2BucketLike): BlobFiles {
   const files: BlobFiles = {
     async put(key, body, options) {
-      // R2 checks the digest itself and stores nothing on a mismatch (its error names Content-MD5).
+      // R2 checks the digest itself and stores nothing on a mismatch: "The MD5 checksum you
+      // specified did not match what we received. (10037)" under workerd.
       const object = await bucket.put(key, body, options?.md5 === undefined ? undefined : { md5: options.md5 }).catch((error: unknown) => {
-        throw options?.md5 !== undefined && /content-md5|digest/i.test(String((error as Error)?.message)) ? badDigest() : error
+        throw options?.md5 !== undefined && /md5|digest|checksum|\(10037\)/i.test(String((error as Error)?.message)) ? badDigest() : error
       })
       // null only for conditional puts, which are not used here.
       if (!object) throw new Error(`R2 did not store ${key}`)

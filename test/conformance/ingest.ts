@@ -294,6 +294,22 @@ export function ingestConformance(svc: () => Target): void {
       expect((await svc().call(`${svc().url}/api/episodes/${opened.episode_id}/artifact/actions`, { key: other.key })).status).toBe(404)
     })
 
+    it("checks a PUT's Content-MD5: another digest is 400 BadDigest and stores nothing; the right one is stored", async () => {
+      const opened = (await open({ request_uploads: ['video'] })).body
+      const body = 'mp4 bytes, digested'
+      const digest = (text: string) => createHash('md5').update(text).digest('base64')
+      const put = (md5Header: string) =>
+        svc().fetch(opened.upload_urls[0].url, { method: 'PUT', body, headers: { 'content-type': 'video/mp4', 'content-md5': md5Header } })
+      const wrong = await put(digest('other bytes'))
+      expect(wrong.status).toBe(400)
+      expect(await wrong.text()).toContain('<Code>BadDigest</Code>')
+      const listed = async () => (await svc().call(`${svc().url}/api/episodes/${opened.episode_id}/artifacts`, { key })).body.artifacts[0]
+      expect(await listed()).toMatchObject({ kind: 'video', present: false })
+      const right = await put(digest(body))
+      expect(right.status).toBe(200)
+      expect(await listed()).toMatchObject({ kind: 'video', present: true, size: body.length })
+    })
+
     it('refuses a PUT whose Content-Type differs from the signed one with 403', async () => {
       const opened = (await open({ request_uploads: ['video'] })).body
       const reply = await svc().fetch(opened.upload_urls[0].url, { method: 'PUT', body: 'x', headers: { 'content-type': 'application/octet-stream' } })
