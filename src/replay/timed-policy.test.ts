@@ -29,4 +29,12 @@ describe('timedPolicy', () => {
     expect(calls).toEqual(['reset'])
     expect(() => timedPolicy({ act: () => ({}) }, 0)).toThrow('timeoutMs must be a positive number')
   })
+
+  it('takes a plain function policy as well (the spec\'s one-argument form)', async () => {
+    const never = new Promise<never>(() => {})
+    const policy = timedPolicy((obs: Record<string, unknown>) => (obs.late ? never : Promise.resolve({ a: 1 })), 30)
+    const context = { step: 0, steps: 1, episodeIndex: 0, baselineEpisodeId: 'b' }
+    expect(await policy.act({}, context)).toEqual({ a: 1 })
+    await expect(policy.act({ late: true } as never, context)).rejects.toThrow('the policy did not answer within 0.03 s (episode 1, step 0)')
+  })
 })

@@ -5,7 +5,7 @@
  * or close the connection); this is the same limit for any `PolicyObject`.
  */
 import { withoutStack } from './errors.ts'
-import { type Action, callSite, type EpisodeContext, type PolicyObject } from './policy.ts'
+import { type Action, asPolicyObject, callSite, type CandidatePolicy, type EpisodeContext, type PolicyObject } from './policy.ts'
 
 /** A policy's promise did not settle within the limit; the episode fails with it. */
 export class PolicyTimeout extends Error {
@@ -14,7 +14,7 @@ export class PolicyTimeout extends Error {
 }
 
 /**
- * `policy` with each `act` and `reset` promise given `timeoutMs` to settle
+ * `policy` (a function or an object with `act`) with each `act` and `reset` promise given `timeoutMs` to settle
  * (`actEpisode`: `timeoutMs` times the episode's steps); past it the episode
  * fails with a `PolicyTimeout` naming the step, and the run goes on. The
  * late promise is not cancelled, only no longer awaited. A step that returns
@@ -22,10 +22,11 @@ export class PolicyTimeout extends Error {
  * and nothing on it can interrupt it.
  *
  * @example
- * await runAgainst(run, timedPolicy({ act: (obs) => callMyModelServer(obs) }, 30_000))
+ * await runAgainst(run, timedPolicy((obs) => callMyModelServer(obs), 30_000))
  */
-export function timedPolicy(policy: PolicyObject, timeoutMs: number): PolicyObject {
+export function timedPolicy(candidate: CandidatePolicy, timeoutMs: number): PolicyObject {
   if (!(timeoutMs > 0)) throw new RangeError(`timedPolicy: timeoutMs must be a positive number (got ${timeoutMs})`)
+  const policy = asPolicyObject(candidate)
   const limit = <T>(value: T | Promise<T>, ms: number, where: string): T | Promise<T> => {
     if (typeof (value as { then?: unknown } | null)?.then !== 'function') return value
     let timer: ReturnType<typeof setTimeout> | undefined
