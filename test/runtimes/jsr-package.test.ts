@@ -25,6 +25,9 @@ describe('JSR package', () => {
     expect(output, output).toContain('Dry run complete')
     expect(status, output).toBe(0)
     expect(output).not.toMatch(/missing-explicit|error\[/)
+    // The Python bridge ships; test helpers (reference_values.py) do not.
+    expect(output).toContain('episodic_bridge.py')
+    expect(output).not.toMatch(/\.test\.ts|reference_values\.py/)
   }, 600_000)
 
   it('type-checks every exported module and examples/deno with Deno', () => {
