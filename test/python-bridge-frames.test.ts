@@ -3,7 +3,8 @@
  * back) against the step frames (`act`): for every kind of answer a policy
  * gives, stacked or not, the per-step actions must be the same.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import * as childProcess from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -11,7 +12,9 @@ import { BRIDGE_PYTHON, describeWithPython } from './helpers/policy-python.ts'
 import { type NdArray, stepView } from '../src/replay/npz/index.ts'
 import type { Action, EpisodeContext, Observation } from '../src/replay/policy.ts'
 import { ConfigurationError } from '../src/client/errors.ts'
-import { pythonPolicy, PythonPolicyError } from '../src/replay/python/policy.ts'
+import { bridgeArgs, pythonPolicy, PythonPolicyError } from '../src/replay/python/policy.ts'
+import { type ChildProcessModule, childProcessSpawner, type SpawnBridge } from '../src/replay/python/process.ts'
+import { ROOT } from './helpers/build.ts'
 
 const POLICIES = `
 import numpy as np
@@ -187,6 +190,30 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     const actions = episode as Record<string, unknown>[]
     expect(actions[3]).toEqual({ a: { dtype: 'float64', shape: [2], data: [3, 4] }, b: { dtype: 'float32', shape: [1], data: [1.5] } })
   }, 60_000)
+
+  it('runs the bridge from its source (python -c) when the package was loaded over https, as JSR on Deno does', async () => {
+    const source = readFileSync(join(ROOT, 'src/replay/python/episodic_bridge.py'), 'utf8')
+    const asked: string[] = []
+    const served = async (url: string | URL | Request) => (asked.push(String(url)), new Response(source))
+    const args = await bridgeArgs(undefined, 'https://jsr.io/@episodic/episodic/0.2.0/src/replay/python/policy.ts', served as typeof fetch)
+    expect(asked).toEqual(['https://jsr.io/@episodic/episodic/0.2.0/src/replay/python/episodic_bridge.py'])
+    expect(args).toEqual(['-c', source])
+    // The same policy through that source: the default spawner, given the -c arguments.
+    const spawn: SpawnBridge = (command, _args, options) =>
+      childProcessSpawner(childProcess as unknown as ChildProcessModule)(command, ['-u', ...args], options)
+    const policy = pythonPolicy({ module: 'policies.py:with_context', python: BRIDGE_PYTHON, cwd: dir, spawn })
+    try {
+      await policy.reset(context)
+      const actions = await policy.actEpisode(observations, context)
+      expect((plain(actions) as unknown[])[3]).toEqual({ a: { dtype: 'int32', shape: [3], data: [3, STEPS, 2] }, id: 6 })
+    } finally {
+      await policy.close()
+    }
+    const missing = async () => new Response('not found', { status: 404 })
+    await expect(bridgeArgs(undefined, 'https://jsr.io/x/policy.ts', missing as typeof fetch)).rejects.toThrow(
+      'pythonPolicy: cannot fetch the bridge from https://jsr.io/x/episodic_bridge.py (404); pass options.bridgePath',
+    )
+  })
 
   it("reset and every step's context carry the baseline's metadata, integers past 2^53 exact", async () => {
     const policy = pythonPolicy({ module: 'policies.py:with_metadata', python: BRIDGE_PYTHON, cwd: dir })

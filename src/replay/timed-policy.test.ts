@@ -30,7 +30,7 @@ describe('timedPolicy', () => {
     expect(() => timedPolicy({ act: () => ({}) }, 0)).toThrow('timeoutMs must be a positive number')
   })
 
-  it('takes a plain function policy as well (the spec\'s one-argument form)', async () => {
+  it("takes a plain function policy as well (the spec's one-argument form)", async () => {
     const never = new Promise<never>(() => {})
     const policy = timedPolicy((obs: Record<string, unknown>) => (obs.late ? never : Promise.resolve({ a: 1 })), 30)
     const context = { step: 0, steps: 1, episodeIndex: 0, baselineEpisodeId: 'b' }

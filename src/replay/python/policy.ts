@@ -209,7 +209,7 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
   }
   const start = async (): Promise<void> => {
     spawn ??= defaultSpawner()
-    const process = spawn(python, ['-u', options.bridgePath ?? bridgeFile()], { cwd: options.cwd })
+    const process = spawn(python, ['-u', ...(await bridgeArgs(options.bridgePath))], { cwd: options.cwd })
     child = process
     dead = null
     process.onData(frameReader(answer))
@@ -369,9 +369,19 @@ function defaultSpawner(): SpawnBridge {
 }
 
 /** `episodic_bridge.py` beside this module: src/replay/python/ from source, dist/ in the package (tsup copies it). */
-function bridgeFile(): string {
-  const url = new URL('./episodic_bridge.py', import.meta.url)
-  if (url.protocol !== 'file:') throw new ConfigurationError(`pythonPolicy: the bridge is not a local file (${url.href}); pass options.bridgePath`)
-  const path = decodeURIComponent(url.pathname)
-  return /^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path
+/**
+ * How python runs the bridge: `bridgePath`, else the file beside this module,
+ * else (this module was loaded over https: JSR on Deno) its source, fetched
+ * from beside it and passed with `-c`.
+ */
+export async function bridgeArgs(bridgePath?: string, base: string = import.meta.url, fetcher: typeof fetch = fetch): Promise<string[]> {
+  if (bridgePath !== undefined) return [bridgePath]
+  const url = new URL('./episodic_bridge.py', base)
+  if (url.protocol === 'file:') {
+    const path = decodeURIComponent(url.pathname)
+    return [/^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path]
+  }
+  const response = await fetcher(url).catch((error: unknown) => ({ ok: false, status: (error as Error).message }) as const)
+  if (!response.ok) throw new ConfigurationError(`pythonPolicy: cannot fetch the bridge from ${url.href} (${response.status}); pass options.bridgePath`)
+  return ['-c', await response.text()]
 }
