@@ -154,6 +154,17 @@ describe('episodic replay run', () => {
     expect(typed.code).toBe(0)
   })
 
+  it('loads a TypeScript policy file in an ES module or CommonJS project, or none (built bin)', async () => {
+    for (const type of ['module', 'commonjs', null]) {
+      const project = mkdtempSync(join(dir, 'ts-project-'))
+      if (type) writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'lab', type }))
+      writeFileSync(join(project, 'policy.ts'), readFileSync(join(dir, 'typed.ts')))
+      const typed = await spawnCli(['replay', 'run', '--policy', './policy.ts:act', ...common(), '--dry-run'], { cwd: project, env: userEnv({}) })
+      expect(typed.code, `${type}: ${typed.stderr}`).toBe(0)
+      expect(typed.stdout).toMatch(/\[2\/2\] \S+ -> \(dry run\)/)
+    }
+  }, 60_000)
+
   it('loads a policy from an installed package, its subpath exports and default export', async () => {
     const fromDefault = await cli(['--policy', 'lab-policies:act', ...common()])
     expect(fromDefault.stderr).toBe('')

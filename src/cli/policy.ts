@@ -107,11 +107,11 @@ async function loadJavaScriptPolicy(spec: string, cwd: string): Promise<PolicyOb
     if (python && error instanceof CliError) error.message += `; for the Python module, use --policy py:${spec}`
     throw error
   }
-  if (/\.(?:[cm]?ts|tsx)$/.test(url)) await registerTypeScript()
   let mod: Record<string, unknown>
   try {
-    mod = (await import(url)) as Record<string, unknown>
+    mod = (/\.(?:[cm]?ts|tsx)$/.test(url) ? await importTypeScript(url) : await import(url)) as Record<string, unknown>
   } catch (error) {
+    if (error instanceof CliError) throw error
     throw configError(`cannot import policy module ${moduleName}: ${(error as Error).message}`)
   }
   let value: unknown = mod
@@ -149,17 +149,19 @@ function resolveModule(name: string, cwd: string): string {
   }
 }
 
-let tsRegistered = false
-
-async function registerTypeScript(): Promise<void> {
-  if (tsRegistered || process.execArgv.some((a) => a.includes('tsx'))) return
+/**
+ * A TypeScript policy module through tsx's `tsImport`, which compiles it as
+ * its project says (ES module or CommonJS; `register()` alone left a .ts file
+ * of a CommonJS project to Node's require(esm), which refused it).
+ */
+async function importTypeScript(url: string): Promise<unknown> {
+  let tsImport: (specifier: string, parentURL: string) => Promise<unknown>
   try {
-    const { register } = await import('tsx/esm/api')
-    register()
-    tsRegistered = true
+    ;({ tsImport } = await import('tsx/esm/api'))
   } catch (error) {
     throw configError(`loading a TypeScript policy needs the tsx package (${(error as Error).message}); or compile it to .js`)
   }
+  return await tsImport(url, import.meta.url)
 }
 
 /** `--prompt` and `--prompt-field` as `websocketPolicy`'s `prompt`: the field's text per episode, else the fixed one. */
