@@ -24,6 +24,10 @@ const CHUNK = 1024 * 1024
  * one takes the size from `stat`. Its ranges (`slice`) stay on disk.
  */
 export class DiskFile extends Blob {
+  /** The range's length in bytes (the file's, from `stat`, for a whole file). */
+  declare readonly size: number
+  /** The MIME type given to `slice`, or `''`. */
+  declare readonly type: string
   readonly #path: string
   readonly #start: number
   readonly #size: number
@@ -48,14 +52,24 @@ export class DiskFile extends Blob {
     return this.#start
   }
 
-  /** The range's length in bytes (the file's, from `stat`, for a whole file). */
-  override get size(): number {
-    return this.#size
-  }
-
-  /** The MIME type given to `slice`, or `''`. */
-  override get type(): string {
-    return this.#type
+  static {
+    // Blob's size and type are getters; these answer for the range. Defined here rather than as
+    // `get size()` so the .d.ts says properties, as @types/node's Blob does (without the DOM lib,
+    // a consumer's tsc refused accessors overriding properties: TS2611).
+    Object.defineProperties(DiskFile.prototype, {
+      size: {
+        get(this: DiskFile) {
+          return this.#size
+        },
+        configurable: true,
+      },
+      type: {
+        get(this: DiskFile) {
+          return this.#type
+        },
+        configurable: true,
+      },
+    })
   }
 
   /** A sub-range, as `Blob.slice` (negative offsets count from the end), still read from disk. */

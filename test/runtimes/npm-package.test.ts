@@ -168,6 +168,36 @@ describe('npm package', () => {
     run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project })
   })
 
+  it('type-checks a Node consumer whose lib has no DOM (only @types/node)', () => {
+    writeFileSync(
+      join(project, 'node-consumer.ts'),
+      `
+      import { createNodeApp, openDiskFile } from 'episodic/node'
+      import { EpisodicClient, recordEpisode } from 'episodic/client'
+      const file = await openDiskFile('sensors.npz')
+      export const used = [createNodeApp, EpisodicClient, recordEpisode, file.size, file.type, file.path]
+    `,
+    )
+    writeFileSync(
+      join(project, 'tsconfig.node.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+          lib: ['es2023'],
+        },
+        files: ['node-consumer.ts'],
+      }),
+    )
+    run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.node.json'], { cwd: project })
+  })
+
   it('bundles a Worker from episodic/workers for workerd, without the embedded database', async () => {
     writeFileSync(join(project, 'worker.ts'), `import { createWorker } from 'episodic/workers'\nexport default createWorker()\n`)
     const { build } = await import('esbuild')
