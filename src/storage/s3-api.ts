@@ -19,6 +19,8 @@ export interface S3ApiOptions {
   secretAccessKey: string
   /** The fetch to send with (default the global one). */
   fetch?: typeof fetch
+  /** Deadline of one call, its answer's body included (default 30 s; CompleteMultipartUpload 10 times it). */
+  timeoutMs?: number
 }
 
 /** The bucket calls, bound to one bucket. */
@@ -32,34 +34,47 @@ export interface S3Api {
 
 /** Builds the calls for one bucket (path-style, as the presigned URLs are). */
 export function createS3Api(options: S3ApiOptions): S3Api {
-  // aws4fetch retries 5xx and throttling itself (here twice, with backoff).
-  const client = new AwsClient({
-    accessKeyId: options.accessKeyId,
-    secretAccessKey: options.secretAccessKey,
-    service: 's3',
-    region: options.region,
-    retries: 2,
-  })
+  // aws4fetch only signs here (its own fetch, with retries, would not take the deadline below).
+  const client = new AwsClient({ accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, service: 's3', region: options.region })
   const send = options.fetch ?? globalThis.fetch.bind(globalThis)
   const base = `${options.endpoint.replace(/\/+$/, '')}/${encodeURIComponent(options.bucket)}`
   const urlOf = (key: string, query = '') => `${base}/${encodeKeyPath(key)}${query}`
 
-  async function call(method: string, url: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  const timeoutMs = options.timeoutMs ?? 30_000
+
+  /**
+   * One signed call, answer read whole, within its deadline: a bucket that
+   * stops answering (a frozen gateway) fails the call instead of holding the
+   * request until the HTTP stack gives up (undici: 5 minutes).
+   */
+  async function call(
+    method: string,
+    url: string,
+    what: string,
+    init: { body?: string; headers?: Record<string, string>; slow?: boolean } = {},
+  ): Promise<{ response: Response; text: string }> {
+    const ms = init.slow ? 10 * timeoutMs : timeoutMs
     const signed = await client.sign(url, { method, body: init.body, headers: init.headers })
-    return send(signed)
+    const signal = AbortSignal.timeout(ms)
+    try {
+      const response = await send(signed, { signal })
+      return { response, text: method === 'HEAD' ? '' : await response.text() }
+    } catch (error) {
+      if (!signal.aborted) throw error
+      throw new StorageError('RequestTimeout', 504, `${what}: the object store did not answer within ${ms / 1000} s`)
+    }
   }
 
   /** Resolves when the bucket exists (HeadBucket); a missing bucket is a StorageError naming it. */
   let bucketChecked: Promise<void> | undefined
   async function headBucket(): Promise<void> {
-    const response = await call('HEAD', base)
+    const { response } = await call('HEAD', base, 'HeadBucket')
     if (response.status === 404) {
       throw new StorageError('NoSuchBucket', 404, `bucket "${options.bucket}" does not exist at ${options.endpoint} (S3_BUCKET, S3_ENDPOINT)`)
     }
   }
 
-  async function expectOk(response: Response, what: string): Promise<string> {
-    const text = await response.text()
+  function expectOk({ response, text }: { response: Response; text: string }, what: string): string {
     // CompleteMultipartUpload may answer 200 with an <Error> body (S3 documents this).
     if (response.ok && !/^\s*(<\?xml[^>]*>)?\s*<Error>/.test(text)) return text
     const code = tag(text, 'Code') ?? `HTTP${response.status}`
@@ -69,7 +84,10 @@ export function createS3Api(options: S3ApiOptions): S3Api {
 
   return {
     async createMultipartUpload(key, contentType) {
-      const text = await expectOk(await call('POST', urlOf(key, '?uploads'), { headers: { 'content-type': contentType } }), 'CreateMultipartUpload')
+      const text = expectOk(
+        await call('POST', urlOf(key, '?uploads'), 'CreateMultipartUpload', { headers: { 'content-type': contentType } }),
+        'CreateMultipartUpload',
+      )
       const uploadId = tag(text, 'UploadId')
       if (!uploadId) throw new StorageError('InternalError', 500, 'CreateMultipartUpload: no UploadId in the answer')
       return uploadId
@@ -81,7 +99,7 @@ export function createS3Api(options: S3ApiOptions): S3Api {
       // ListParts pages at 1,000 parts; an upload may have 10,000.
       for (;;) {
         const query = `?part-number-marker=${marker}&uploadId=${encodeURIComponent(uploadId)}`
-        const text = await expectOk(await call('GET', urlOf(key, query)), 'ListParts')
+        const text = expectOk(await call('GET', urlOf(key, query), 'ListParts'), 'ListParts')
         for (const part of blocks(text, 'Part')) {
           parts.push({
             partNumber: Number(tag(part, 'PartNumber')),
@@ -101,8 +119,12 @@ export function createS3Api(options: S3ApiOptions): S3Api {
       const body = '<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
         parts.map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber><ETag>"${escapeXml(p.etag.replace(/"/g, ''))}"</ETag></Part>`).join('') +
         '</CompleteMultipartUpload>'
-      const text = await expectOk(
-        await call('POST', urlOf(key, `?uploadId=${encodeURIComponent(uploadId)}`), { body, headers: { 'content-type': 'application/xml' } }),
+      const text = expectOk(
+        await call('POST', urlOf(key, `?uploadId=${encodeURIComponent(uploadId)}`), 'CompleteMultipartUpload', {
+          body,
+          headers: { 'content-type': 'application/xml' },
+          slow: true,
+        }),
         'CompleteMultipartUpload',
       )
       const etag = unescapeXml(tag(text, 'ETag') ?? '').replace(/"/g, '')
@@ -111,11 +133,11 @@ export function createS3Api(options: S3ApiOptions): S3Api {
     },
 
     async abortMultipartUpload(key, uploadId) {
-      await expectOk(await call('DELETE', urlOf(key, `?uploadId=${encodeURIComponent(uploadId)}`)), 'AbortMultipartUpload')
+      expectOk(await call('DELETE', urlOf(key, `?uploadId=${encodeURIComponent(uploadId)}`), 'AbortMultipartUpload'), 'AbortMultipartUpload')
     },
 
     async headObject(key) {
-      const response = await call('HEAD', urlOf(key))
+      const { response } = await call('HEAD', urlOf(key), 'HeadObject')
       if (response.status === 404) {
         // A HEAD's 404 has no body to tell a missing object from a missing bucket (a
         // misconfigured S3_BUCKET would read as every artifact absent): ask the bucket once.

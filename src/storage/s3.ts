@@ -31,6 +31,12 @@ export interface S3StorageOptions {
   sha256?: Sha256Ctor
   /** The fetch the service calls the bucket with (multipart, HEAD); default the global one. */
   fetch?: typeof fetch
+  /**
+   * How long one call to the bucket may take (default 30 s; completing a
+   * multipart upload 10 times as long, as S3 may take minutes). Past it the
+   * call fails (a 500 to the API's caller) instead of holding the request.
+   */
+  timeoutMs?: number
 }
 
 /**
