@@ -211,7 +211,10 @@ describe('built-in local object store', () => {
         c.error(new Error('connection reset'))
       },
     })
-    expect((await s3Error(await put((await putUrl()).url, failing))).status).toBe(500)
+    const failed = await put((await putUrl()).url, failing)
+    // The body was not read to its end: the client must not reuse the connection.
+    expect(failed.headers.get('connection')).toBe('close')
+    expect((await s3Error(failed)).status).toBe(500)
     expect((await get((await getUrl()).url)).status).toBe(404)
   })
 
@@ -261,6 +264,17 @@ describe('refused uploads', () => {
     const response = await put((await putUrl()).url, body, 'application/json')
     expect((await s3Error(response)).code).toBe('SignatureDoesNotMatch')
     expect(state).toEqual({ pulled: 3, cancelled: false })
+    expect(response.headers.get('connection')).toBeNull()
+  })
+
+  it('gives up reading a large refused body and says the connection closes', async () => {
+    const { put, putUrl } = setup()
+    const { body, state } = trackedBody(64)
+    const response = await put((await putUrl()).url, body, 'application/json')
+    expect((await s3Error(response)).code).toBe('SignatureDoesNotMatch')
+    expect(state.cancelled).toBe(true)
+    expect(state.pulled).toBeLessThan(64)
+    expect(response.headers.get('connection')).toBe('close')
   })
 
   it('answers 404 NoSuchUpload, not 500, to a part whose upload is aborted while its body is being read', async () => {

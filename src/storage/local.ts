@@ -134,7 +134,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
       if (error instanceof StorageError && error.code === 'BadDigest') return s3ErrorResponse({ status: 400, code: 'BadDigest', message: error.message })
       // The uploader went away mid-body, or the disk failed or filled up:
       // BlobFiles kept nothing of it either way.
-      return s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The upload did not complete; nothing was stored.' })
+      return closing(s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The upload did not complete; nothing was stored.' }))
     }
   }
 
@@ -155,7 +155,7 @@ export function createLocalStorage(options: LocalStorageOptions): ObjectStorage 
       if (error instanceof StorageError && error.code === 'NoSuchUpload') {
         return refuse(request, s3ErrorResponse({ status: 404, code: 'NoSuchUpload', message: error.message }))
       }
-      return s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The part did not complete; nothing was stored.' })
+      return closing(s3ErrorResponse({ status: 500, code: 'InternalError', message: 'The part did not complete; nothing was stored.' }))
     }
   }
 
@@ -276,7 +276,8 @@ const REFUSED_BODY_DRAIN = 16 * 1024 * 1024
  */
 async function refuse(request: Request, response: Response): Promise<Response> {
   // A body already being read (a part refused mid-write, its upload aborted) is not drained here.
-  if (request.method !== 'PUT' || !request.body || request.body.locked) return response
+  if (request.method !== 'PUT' || !request.body) return response
+  if (request.body.locked) return closing(response)
   const reader = request.body.getReader()
   let read = 0
   try {
@@ -289,6 +290,16 @@ async function refuse(request: Request, response: Response): Promise<Response> {
   } catch {
     // The uploader went away; the answer no longer matters.
   }
+  return closing(response)
+}
+
+/**
+ * `response`, asking the client not to send another request on this
+ * connection: the request's body was not read to its end, so the server
+ * closes it after answering (a client that reused it saw "other side closed").
+ */
+function closing(response: Response): Response {
+  response.headers.set('connection', 'close')
   return response
 }
 
