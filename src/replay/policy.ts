@@ -15,8 +15,23 @@ import type { NdArray } from './npz/index.ts'
 /** One step's observation: each recorded namespace's array at that step. */
 export type Observation = Record<string, NdArray>
 
+/**
+ * What a policy may report about its own episode through `_outcome` on the
+ * last step; a field left out (or null) falls back to the baseline's value.
+ */
+export interface ReportedOutcome {
+  /** Whether the candidate would have reached the goal. */
+  success?: boolean | null
+  /** Its summed reward. */
+  reward_total?: number | null
+  /** Its collisions, an integer >= 0. */
+  collision_count?: number | null
+  /** Seconds it would have taken to reach the goal. */
+  time_to_goal_s?: number | null
+}
+
 /** What a policy returns for one step: namespaces to action values, and optionally `_outcome` on the last step. */
-export type Action = Record<string, unknown>
+export type Action = { [key: string]: unknown; _outcome?: ReportedOutcome }
 
 /** Which episode is about to be replayed; `reset` receives it. */
 export interface EpisodeContext {

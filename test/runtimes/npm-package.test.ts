@@ -137,14 +137,17 @@ describe('npm package', () => {
       `
       import { createApp, readConfig, type EpisodicOptions, type OpenEpisodeInput } from 'episodic'
       import { EpisodicClient } from 'episodic/client'
-      import { runAgainst, type Policy } from 'episodic/replay'
+      import { runAgainst, type Action, type Policy } from 'episodic/replay'
       import { createNodeApp, nodeListener } from 'episodic/node'
       import { serveDeno } from 'episodic/deno'
       import { serveBun } from 'episodic/bun'
       import { createWorker, type EpisodicWorker } from 'episodic/workers'
       const worker: EpisodicWorker = createWorker({ migrate: false })
       const body: OpenEpisodeInput = { robot: 'arm', request_uploads: ['actions'] }
-      export const used = [createApp, readConfig, EpisodicClient, runAgainst, createNodeApp, nodeListener, serveDeno, serveBun, worker, body]
+      const last: Action = { '/joint_states/position': [0.1, 0.2], _outcome: { success: true, reward_total: 3, collision_count: 0 } }
+      // @ts-expect-error _outcome.success is a boolean (the spec's sentinel is typed)
+      const wrong: Action = { _outcome: { success: 'yes' } }
+      export const used = [createApp, readConfig, EpisodicClient, runAgainst, createNodeApp, nodeListener, serveDeno, serveBun, worker, body, last, wrong]
       export type T = [EpisodicOptions, Policy]
     `,
     )
