@@ -105,6 +105,25 @@ describe('client uploads', () => {
     expect(await same(await downloaded(client, episode_id, 'actions'), tiny)).toBe(true)
   }, TIMEOUT)
 
+  it('gives up after its attempts with a ServerError when the store kept answering 5xx, a TransportError when the network failed', async () => {
+    const { episode_id } = await clientWith(() => undefined).openEpisode({ request_uploads: [] })
+    const body = blobOf(1000, 3)
+    const failing = (answer: () => Response) => clientWith((url) => (url.includes('/storage/') ? answer() : undefined))
+    const busy = failing(() => new Response('<Error><Code>InternalError</Code><Message>disk full</Message></Error>', { status: 500 }))
+    await expect(uploadArtifact(busy, { episodeId: episode_id, kind: 'actions', body }, { ...small, attempts: 2 })).rejects.toMatchObject({
+      name: 'ServerError',
+      status: 500,
+      message: expect.stringMatching(/failed after 2 attempts: 500 .*disk full/),
+    })
+    const down = failing(() => {
+      throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })
+    })
+    await expect(uploadArtifact(down, { episodeId: episode_id, kind: 'actions', body }, { ...small, attempts: 2 })).rejects.toMatchObject({
+      name: 'TransportError',
+      message: expect.stringContaining('failed after 2 attempts'),
+    })
+  }, TIMEOUT)
+
   it('stops sending parts once one is refused for good: none starts after it, none runs after the error', async () => {
     const parts: number[] = []
     const client = clientWith((url) => {

@@ -16,7 +16,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EpisodicClient } from '../client/client.ts'
-import { ValidationError } from '../client/errors.ts'
+import { ServerError, TransportError, ValidationError } from '../client/errors.ts'
 import { runtimeEnvironment } from '../client/environment.ts'
 import { nodeUploadTransport } from '../../adapters/node/upload-transport.ts'
 import { recordEpisode } from '../client/uploads.ts'
@@ -205,7 +205,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     if (error instanceof ValidationError && error.status === 422) throw usageError(`--idempotency-key: ${error.message.replace(/^POST \S+: /, '')}`)
     const failure = clientCliError(error)
     // Nothing is lost with a key: what was sent stays, and the same command goes on from there.
-    if (key !== undefined && failure instanceof CliError && failure.exitCode === EXIT.transport) {
+    if (key !== undefined && failure instanceof CliError && (error instanceof TransportError || error instanceof ServerError)) {
       failure.message += '\nrun the same command again (same --idempotency-key) to resume'
     }
     throw failure

@@ -164,6 +164,7 @@ async function putWithRetries(
   onBytes: (n: number) => void,
 ): Promise<string> {
   let lastError = ''
+  let lastStatus: number | undefined
   for (let attempt = 1; attempt <= o.attempts; attempt++) {
     o.signal?.throwIfAborted()
     let sent = 0
@@ -175,6 +176,7 @@ async function putWithRetries(
       if (o.signal?.aborted) throw o.signal.reason
       if (!(error instanceof TransportError)) throw error
       lastError = error.message
+      lastStatus = undefined
     }
     if (result && result.status >= 200 && result.status < 300) return (result.etag ?? '').replace(/"/g, '')
     onBytes(-sent)
@@ -184,10 +186,15 @@ async function putWithRetries(
       continue
     }
     if (result && !retryable(result)) throw new ValidationError(`${what} refused by object storage (${result.status}): ${result.message}`, result.status)
-    if (result) lastError = `${result.status} ${result.message}`
+    if (result) {
+      lastError = `${result.status} ${result.message}`
+      lastStatus = result.status
+    }
     if (attempt < o.attempts) await o.sleep(o.backoffMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5))
   }
-  throw new TransportError(`${what} failed after ${o.attempts} attempts: ${lastError}`)
+  const message = `${what} failed after ${o.attempts} attempts: ${lastError}`
+  // The store answered, with a 5xx or 429, to the last attempt: a server error, not the network's.
+  throw lastStatus === undefined ? new TransportError(message) : new ServerError(message, lastStatus)
 }
 
 async function uploadSingle(client: EpisodicClient, upload: ArtifactUpload, o: Resolved): Promise<ArtifactUploaded> {
