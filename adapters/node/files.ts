@@ -151,7 +151,21 @@ export function createDiskFiles(dir: string): BlobFiles {
         if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null
         throw error
       })
-      return handle && (Readable.toWeb(handle.createReadStream({ start, end })) as unknown as ReadableStream<Uint8Array>)
+      if (!handle) return null
+      if (end - start + 1 > WHOLE_READ_MAX) return Readable.toWeb(handle.createReadStream({ start, end })) as unknown as ReadableStream<Uint8Array>
+      // A small range (a video seek, a tail) is read whole, as small objects are: sent with its length.
+      try {
+        const bytes = new Uint8Array(end - start + 1)
+        let done = 0
+        while (done < bytes.length) {
+          const { bytesRead } = await handle.read(bytes, done, bytes.length - done, start + done)
+          if (bytesRead === 0) break
+          done += bytesRead
+        }
+        return bytes.subarray(0, done) as Uint8Array<ArrayBuffer>
+      } finally {
+        await handle.close()
+      }
     },
   }
 }

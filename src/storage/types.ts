@@ -187,8 +187,10 @@ export interface BlobFiles {
    * Bytes `start` to `end` (inclusive) of an object, read from `start` on (a
    * seek near the end of a long video reads no more than it sends), or null
    * when absent; without it the store cuts the range out of `get`'s stream.
+   * Bytes in memory (a small range) are sent with their length on every
+   * runtime (Bun drops Content-Length from a streamed body).
    */
-  getRange?(key: string, start: number, end: number): Promise<ReadableStream<Uint8Array> | null>
+  getRange?(key: string, start: number, end: number): Promise<ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null>
   /** Size and ETag without the bytes, or null when absent. */
   head?(key: string): Promise<{ size: number; etag: string } | null>
   /** Bytes stored under `prefix` (for the per-client quota); absent: no quota can be kept. */

@@ -254,6 +254,21 @@ export function ingestConformance(svc: () => Target): void {
       expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.subarray(199_990))
     })
 
+    it('answers a small range of a large object with its Content-Length (a video seek)', async () => {
+      const opened = (await open({ request_uploads: ['video'] })).body
+      const bytes = new Uint8Array(5 * 1024 * 1024 + 3).map((_, i) => (i * 7) % 253)
+      const put = await svc().fetch(opened.upload_urls[0].url, { method: 'PUT', body: bytes, headers: { 'content-type': 'video/mp4' } })
+      expect(put.status).toBe(200)
+      const signed = await svc().call(`${svc().url}/api/episodes/${opened.episode_id}/artifact/video`, { key })
+      for (const [range, start, end] of [['bytes=-10', bytes.length - 10, bytes.length - 1], ['bytes=4194304-4194403', 4194304, 4194403]] as const) {
+        const part = await svc().fetch(signed.body.url, { headers: { range } })
+        expect(part.status).toBe(206)
+        expect(part.headers.get('content-range')).toBe(`bytes ${start}-${end}/${bytes.length}`)
+        expect(part.headers.get('content-length')).toBe(String(end - start + 1))
+        expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(start, end + 1))
+      }
+    })
+
     it('takes a 3 MiB signed PUT with the signed Content-Type, refuses another or a tampered one (403), and reads the bytes back through the artifact route', async () => {
       const opened = (await open({ request_uploads: ['actions', 'video'] })).body
       const actions = opened.upload_urls.find((u: any) => u.kind === 'actions').url
