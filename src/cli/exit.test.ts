@@ -30,6 +30,9 @@ describe('clientCliError', () => {
     expect(code).toBe(EXIT.config)
     expect(message).toContain('EPISODIC_API_KEY')
     expect(message).toContain('--profile NAME')
+    expect(message).toContain('~/.config/episodic/credentials')
+    const xdg = clientCliError(new ConfigurationError(`${NO_API_KEY}: pass apiKey`), { XDG_CONFIG_HOME: '/etc/lab', HOME: '/home/ada' }) as CliError
+    expect(xdg.message).toContain('a profile with api_key in /etc/lab/episodic/credentials')
   })
 
   it('passes other errors through unchanged', () => {

@@ -5,7 +5,7 @@
  * what nobody asked for (a bug, a server error), so scripts and CI gates can
  * tell them apart.
  */
-import { NO_API_KEY } from '../client/config.ts'
+import { credentialsPath, NO_API_KEY } from '../client/config.ts'
 import { AuthError, ConfigurationError, EpisodicClientError, NotFoundError, TransportError } from '../client/errors.ts'
 
 export const EXIT = {
@@ -60,11 +60,12 @@ export const configError = (message: string) => new CliError(message, EXIT.confi
  * that is unknown or another client's, which the service does not tell
  * apart), so it exits 4 like a refused key. Anything else passes through.
  */
-export function clientCliError(error: unknown): unknown {
+export function clientCliError(error: unknown, env: Record<string, string | undefined> = {}): unknown {
   if (!(error instanceof EpisodicClientError)) return error
   // The library names its options (apiKey); the command line has variables and flags.
   if (error instanceof ConfigurationError && error.message.startsWith(NO_API_KEY)) {
-    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ~/.config/episodic/credentials)`, EXIT.config)
+    const file = credentialsPath(env) ?? '~/.config/episodic/credentials'
+    return new CliError(`${NO_API_KEY}: set EPISODIC_API_KEY or --profile NAME (a profile with api_key in ${file})`, EXIT.config)
   }
   if (error instanceof ConfigurationError) return new CliError(error.message, EXIT.config)
   if (error instanceof AuthError) return new CliError(`authentication failed: ${error.message}`, EXIT.auth)

@@ -163,7 +163,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     if (!values['fail-on-hold'] || summary.verdict === 'ship') return EXIT.ok
     return summary.verdict === 'inconclusive' ? EXIT.inconclusive : EXIT.hold
   } catch (error) {
-    const failure = clientCliError(error)
+    const failure = clientCliError(error, cliIO().env)
     // A network failure or a refused key mid-run: the results so far are kept; say how to go on.
     if (pending && failure instanceof CliError) failure.message += `\n${stays(pending)}`
     else if (pending) err(`episodic: ${stays(pending)}`)

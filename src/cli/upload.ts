@@ -118,7 +118,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
   try {
     client = await EpisodicClient.connect({ profile: values.profile, environment: { ...runtimeEnvironment(), env: io.env } })
   } catch (error) {
-    throw clientCliError(error)
+    throw clientCliError(error, io.env)
   }
   const state = key === undefined ? undefined : statePath(client.keyId ?? client.baseUrl, key, io.env)
   const saved = state ? await readState(state) : {}
@@ -203,7 +203,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
     }
     // The same --idempotency-key with other flags or files: the caller's mistake (exit 2).
     if (error instanceof ValidationError && error.status === 422) throw usageError(`--idempotency-key: ${error.message.replace(/^POST \S+: /, '')}`)
-    const failure = clientCliError(error)
+    const failure = clientCliError(error, io.env)
     // Nothing is lost with a key: what was sent stays, and the same command goes on from there.
     if (key !== undefined && failure instanceof CliError && (error instanceof TransportError || error instanceof ServerError)) {
       failure.message += '\nrun the same command again (same --idempotency-key) to resume'
