@@ -194,7 +194,7 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
   it('runs the bridge from its source (python -c) when the package was loaded over https, as JSR on Deno does', async () => {
     const source = readFileSync(join(ROOT, 'src/replay/python/episodic_bridge.py'), 'utf8')
     const asked: string[] = []
-    const served = async (url: string | URL | Request) => (asked.push(String(url)), new Response(source))
+    const served = (url: string | URL | Request) => (asked.push(String(url)), Promise.resolve(new Response(source)))
     const args = await bridgeArgs(undefined, 'https://jsr.io/@episodic/episodic/0.2.0/src/replay/python/policy.ts', served as typeof fetch)
     expect(asked).toEqual(['https://jsr.io/@episodic/episodic/0.2.0/src/replay/python/episodic_bridge.py'])
     expect(args).toEqual(['-c', source])
@@ -209,7 +209,7 @@ describeWithPython('pythonPolicy: a whole episode per frame', BRIDGE_PYTHON, ['n
     } finally {
       await policy.close()
     }
-    const missing = async () => new Response('not found', { status: 404 })
+    const missing = () => Promise.resolve(new Response('not found', { status: 404 }))
     await expect(bridgeArgs(undefined, 'https://jsr.io/x/policy.ts', missing as typeof fetch)).rejects.toThrow(
       'pythonPolicy: cannot fetch the bridge from https://jsr.io/x/episodic_bridge.py (404); pass options.bridgePath',
     )
