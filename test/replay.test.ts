@@ -307,5 +307,14 @@ describe('replay harness', () => {
     expect(results.map((r) => r.status)).toEqual(['failed', 'done'])
     // One line naming the artifact, not the library's stack (a policy's own error keeps its stack).
     expect(results[0]!.error).toMatch(/^NotFoundError: GET \/api\/episodes\/[0-9a-f-]{36}\/artifact\/actions: [^\n]*not found[^\n]*$/)
+    // Never finalized: the row says so, and what to do.
+    expect(results[0]!.error).toMatch(/ \(the baseline is recording: record its actions\.npz and finalize it, or leave it out\)$/)
+    // A ready baseline without the file says only what is missing.
+    const finalized = (await client.openEpisode({ request_uploads: [] })).episode_id
+    await client.finalizeEpisode(finalized, {})
+    const again = await runAgainst(await createRun({ candidatePolicyVersion: 'v', baselineEpisodeIds: [finalized], client }), offsetPolicy(0), {
+      stderr: () => {},
+    })
+    expect(again[0]!.error).toMatch(/not found[^\n(]*$/)
   })
 })

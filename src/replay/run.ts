@@ -266,7 +266,15 @@ async function fetchBaseline(client: EpisodicClient, id: string, pool: BufferPoo
     throw error instanceof NotFoundError ? new BaselineNotFound(error) : error
   })
   const allocate = (length: number) => pool.take(length)
-  const [actions, sensors] = await Promise.all([client.downloadArtifact(id, 'actions', { allocate }), client.downloadArtifact(id, 'sensors', { allocate })])
+  const download = (kind: 'actions' | 'sensors') =>
+    client.downloadArtifact(id, kind, { allocate }).catch((error: unknown) => {
+      // A baseline never finalized most likely never got its files: say so, not only that one is missing.
+      if (error instanceof NotFoundError && baseline.status !== 'ready') {
+        throw new NotFoundError(`${error.message} (the baseline is ${baseline.status}: record its ${kind}.npz and finalize it, or leave it out)`)
+      }
+      throw error
+    })
+  const [actions, sensors] = await Promise.all([download('actions'), download('sensors')])
   return { baseline, actions, sensors, bytes: actions.byteLength + sensors.byteLength }
 }
 
