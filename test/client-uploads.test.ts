@@ -124,6 +124,19 @@ describe('client uploads', () => {
     })
   }, TIMEOUT)
 
+  it('recordEpisode without a key leaves an episode whose upload failed failed, not recording; with a key, recording to resume', async () => {
+    const refusing = clientWith(() => new Response('<Error><Code>InvalidArgument</Code><Message>no</Message></Error>', { status: 400 }))
+    const statusOf = async (name: string) => (await refusing.listEpisodes({ limit: 200 })).items.find((e) => e.name === name)?.status
+    await expect(recordEpisode(refusing, { episode: { name: 'keyless-upload' }, artifacts: { actions: blobOf(100, 1) } }, small)).rejects.toThrow(
+      'refused by object storage (400)',
+    )
+    expect(await statusOf('keyless-upload')).toBe('failed')
+    await expect(
+      recordEpisode(refusing, { episode: { name: 'keyed-upload' }, artifacts: { actions: blobOf(100, 1) }, idempotencyKey: 'keyed-upload-1' }, small),
+    ).rejects.toThrow('refused by object storage (400)')
+    expect(await statusOf('keyed-upload')).toBe('recording')
+  }, TIMEOUT)
+
   it('stops sending parts once one is refused for good: none starts after it, none runs after the error', async () => {
     const parts: number[] = []
     const client = clientWith((url) => {

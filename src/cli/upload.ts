@@ -196,7 +196,7 @@ export async function uploadCommand(argv: string[]): Promise<number> {
       if (key === undefined) await abortStarted(client, started, episodeId)
       err(
         key === undefined
-          ? 'episodic: interrupted; the unfinished uploads were aborted'
+          ? 'episodic: interrupted; the unfinished uploads were aborted and the episode, if opened, marked failed (--idempotency-key makes an upload resumable)'
           : `episodic: interrupted; run the same command again (same --idempotency-key) to resume`,
       )
       return EXIT.interrupted

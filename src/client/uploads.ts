@@ -352,7 +352,8 @@ export interface RecordedEpisode {
  * Opens, uploads and finalizes one episode. With an `idempotencyKey` a
  * repeated call (after a crash, a timeout or Ctrl-C) reopens the same
  * episode, skips artifacts the store already holds whole, and resumes
- * multipart uploads named in `uploads`.
+ * multipart uploads named in `uploads`. Without one, an upload that fails
+ * (or is aborted) leaves its episode `failed`, not `recording`.
  */
 export async function recordEpisode(client: EpisodicClient, input: RecordEpisode, options: UploadOptions = {}): Promise<RecordedEpisode> {
   if (input === null || typeof input !== 'object' || input.artifacts === null || typeof input.artifacts !== 'object') {
@@ -371,21 +372,28 @@ export async function recordEpisode(client: EpisodicClient, input: RecordEpisode
   // On a replay, what is already stored whole need not be sent again.
   const stored = opened.reopened ? new Map((await client.listArtifacts(episodeId)).artifacts.filter((a) => a.present).map((a) => [a.kind, a])) : new Map()
   const uploads: RecordedEpisode['uploads'] = []
-  for (const kind of kinds) {
-    const blob = input.artifacts[kind]!
-    const held = stored.get(kind)
-    if (held?.size === blob.size && await sameBytes(held.etag, blob, o)) {
-      // A multipart upload saved for resuming was completed already (or outlived by the stored
-      // object): the object is what counts; the upload, if it still exists, is aborted.
-      const stale = input.uploads?.[kind]
-      if (stale !== undefined) await client.abortMultipart(episodeId, stale).catch(() => {})
-      o.onProgress?.({ kind, sent: blob.size, total: blob.size })
-      uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true, ...(comparable(held.etag, blob, o) ? {} : { sizeOnly: true }) })
-      continue
+  try {
+    for (const kind of kinds) {
+      const blob = input.artifacts[kind]!
+      const held = stored.get(kind)
+      if (held?.size === blob.size && await sameBytes(held.etag, blob, o)) {
+        // A multipart upload saved for resuming was completed already (or outlived by the stored
+        // object): the object is what counts; the upload, if it still exists, is aborted.
+        const stale = input.uploads?.[kind]
+        if (stale !== undefined) await client.abortMultipart(episodeId, stale).catch(() => {})
+        o.onProgress?.({ kind, sent: blob.size, total: blob.size })
+        uploads.push({ kind, size: blob.size, etag: '', resumedParts: 0, skipped: true, ...(comparable(held.etag, blob, o) ? {} : { sizeOnly: true }) })
+        continue
+      }
+      const url = opened.upload_urls.find((entry) => entry.kind === kind)
+      const done = await uploadArtifact(client, { episodeId, kind, body: blob, url, uploadId: input.uploads?.[kind] }, o)
+      uploads.push({ ...done, skipped: false })
     }
-    const url = opened.upload_urls.find((entry) => entry.kind === kind)
-    const done = await uploadArtifact(client, { episodeId, kind, body: blob, url, uploadId: input.uploads?.[kind] }, o)
-    uploads.push({ ...done, skipped: false })
+  } catch (error) {
+    // Without a key nothing can come back to this episode: it is marked failed (best effort)
+    // rather than left recording for ever. With one, the same call resumes it.
+    if (input.idempotencyKey === undefined) await client.finalizeEpisode(episodeId, { status: 'failed' }).catch(() => {})
+    throw error
   }
   const bytesTotal = kinds.reduce((sum, kind) => sum + input.artifacts[kind]!.size, 0)
   const finalized = await client.finalizeEpisode(episodeId, { bytes_total: bytesTotal, ...input.finalize, ...(input.verify ? { verify_artifacts: true } : {}) })
