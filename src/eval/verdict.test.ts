@@ -227,8 +227,19 @@ describe('what replay measured', () => {
     expect(s.reasons.slice(0, -1)).toEqual(rollup(rows.map((r) => ({ ...r, metrics: { ...r.metrics, outcome_source: undefined } })), { seed: 'r' }).reasons)
   })
 
-  it("adds nothing when every candidate outcome was the policy's own", () => {
+  it('says when no episode has action metrics to back the outcomes the policy reported', () => {
     const s = rollup(times(12, (i) => done({ ...better(i).metrics, outcome_source: source(true) })), { seed: 'r' })
-    expect(s.reasons).toEqual(rollup(times(12, better), { seed: 'r' }).reasons)
+    expect(s.verdict).toBe('ship')
+    expect(s.action_divergence.n).toBe(0)
+    expect(s.reasons.at(-1)).toBe(
+      "No done episode has action metrics (none of the policy's action keys paired with the recording's): nothing replay measured backs the outcomes the policy reported.",
+    )
+  })
+
+  it("adds nothing when every candidate outcome was the policy's own and its actions were measured", () => {
+    const measured = (i: number) => done({ ...better(i).metrics, action_l2_mean: 0.1, outcome_source: source(true) })
+    const s = rollup(times(12, measured), { seed: 'r' })
+    expect(s.reasons).toEqual(rollup(times(12, (i) => done({ ...better(i).metrics, action_l2_mean: 0.1 })), { seed: 'r' }).reasons)
+    expect(s.reasons).toHaveLength(3)
   })
 })

@@ -156,8 +156,15 @@ const listOf = (words: string[]) => words.length < 2 ? words.join('') : `${words
 /** Applies the contract's three rules in order, words the decision, and says what replay measured. */
 export function decideVerdict(input: VerdictInput): VerdictOutput {
   const decided = decide(input)
-  const note = measuredNote(input.metrics, decided.action_divergence)
-  return note === null ? decided : { ...decided, reasons: [...decided.reasons, note] }
+  const notes = [measuredNote(input.metrics, decided.action_divergence)]
+  const reportedAny = OUTCOMES.some((name) => input.metrics[name].candidate_source.reported > 0)
+  if (reportedAny && decided.action_divergence.n === 0 && input.columns.episodes.done > 0) {
+    notes.push(
+      "No done episode has action metrics (none of the policy's action keys paired with the recording's): nothing replay measured backs the outcomes the policy reported.",
+    )
+  }
+  const extra = notes.filter((note) => note !== null)
+  return extra.length === 0 ? decided : { ...decided, reasons: [...decided.reasons, ...extra] }
 }
 
 /** The contract's three rules in order, with the reasons that decided. */
