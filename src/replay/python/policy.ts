@@ -207,9 +207,13 @@ export function pythonPolicy(options: PythonPolicyOptions): PythonPolicy {
     watch()
     waiter?.resolve(body)
   }
+  let bridge: string[] | undefined
   const start = async (): Promise<void> => {
+    // Awaited only on the first start: a restart (after a crash) must spawn in the same tick it
+    // began, or requests retried meanwhile would see the dead process and start another one.
+    bridge ??= await bridgeArgs(options.bridgePath)
     spawn ??= defaultSpawner()
-    const process = spawn(python, ['-u', ...(await bridgeArgs(options.bridgePath))], { cwd: options.cwd })
+    const process = spawn(python, ['-u', ...bridge], { cwd: options.cwd })
     child = process
     dead = null
     process.onData(frameReader(answer))
