@@ -6,7 +6,7 @@
  * the built bin; examples/replay runs as its README says at the end.
  */
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -418,27 +418,48 @@ it('exits when the run is done, though a policy call abandoned by --policy-timeo
   expect(Date.now() - started).toBeLessThan(300_000)
 }, 600_000)
 
-it('a network failure mid-run exits 5, saying which eval run stays pending and how to go on', async () => {
-  // A proxy in front of the service that goes dark once the first result is up.
-  let dark = false
+/**
+ * Runs `body` with the base URL of a proxy in front of the service. `refuse`
+ * closes a request's connection before it reaches the service; `lose`, after
+ * the service answered it (the answer is lost).
+ */
+async function throughProxy(
+  hooks: { refuse?: (req: IncomingMessage) => boolean; lose?: (req: IncomingMessage) => boolean },
+  body: (base: string) => Promise<void>,
+): Promise<void> {
   const proxy = createServer((req, res) => {
-    if (dark) return void req.socket.destroy()
+    if (hooks.refuse?.(req)) return void req.socket.destroy()
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', async () => {
       const headers = Object.fromEntries(
         ['authorization', 'content-type', 'idempotency-key'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
       )
-      const body = chunks.length ? Buffer.concat(chunks) : undefined
-      const upstream = await fetch(`${svc.url}${req.url}`, { method: req.method, headers, body, redirect: 'manual' })
+      const upstream = await fetch(`${svc.url}${req.url}`, {
+        method: req.method,
+        headers,
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+        redirect: 'manual',
+      })
       const bytes = Buffer.from(await upstream.arrayBuffer())
-      if (req.url!.endsWith('/result')) dark = true
+      if (hooks.lose?.(req)) return void req.socket.destroy()
       res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(bytes)
     })
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   try {
-    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    await body(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
+  } finally {
+    proxy.closeAllConnections()
+    await new Promise((resolve) => proxy.close(resolve))
+  }
+}
+
+it('a network failure mid-run exits 5, saying which eval run stays pending and how to go on', async () => {
+  // The proxy goes dark once the first result is up.
+  let dark = false
+  const darkAfterResult = (req: IncomingMessage) => (req.url!.endsWith('/result') && (dark = true), false)
+  await throughProxy({ refuse: () => dark, lose: darkAfterResult }, async (base) => {
     const failed = await cli(['--policy', './policy.mjs:policies.v2.act', '--policy-timeout', '20', ...common()], { EPISODIC_BASE_URL: base })
     expect(failed.code, failed.stderr).toBe(5)
     const runId = /^eval run ([0-9a-f-]{36}) /m.exec(failed.stdout)![1]!
@@ -447,38 +468,21 @@ it('a network failure mid-run exits 5, saying which eval run stays pending and h
     expect(failed.stderr).toContain(`go on with: episodic replay run --resume ${runId} --policy ./policy.mjs:policies.v2.act --policy-timeout 20\n`)
     const client = new EpisodicClient({ apiKey: key, baseUrl: svc.url })
     expect((await client.getEvalRun(runId)).results.map((r) => r.status)).toEqual(['done', 'pending'])
-  } finally {
-    proxy.closeAllConnections()
-    await new Promise((resolve) => proxy.close(resolve))
-  }
+  })
 })
 
 it('a lost answer is asked again: one replay episode per baseline, every result up, exit 0', async () => {
-  // A proxy that forwards each request, but loses the answer to the first replay-episode open and the first result.
+  // The proxy loses the answer to the first replay-episode open and to the first result.
   const lost = new Set<string>()
   const opens: string[] = []
-  const proxy = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', async () => {
-      const headers = Object.fromEntries(
-        ['authorization', 'content-type', 'idempotency-key'].flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])),
-      )
-      const body = chunks.length ? Buffer.concat(chunks) : undefined
-      const upstream = await fetch(`${svc.url}${req.url}`, { method: req.method, headers, body, redirect: 'manual' })
-      const bytes = Buffer.from(await upstream.arrayBuffer())
-      const what = req.url === '/api/ingest/episode' ? 'open' : req.url!.endsWith('/result') ? 'result' : ''
-      if (what === 'open') opens.push(String(req.headers['idempotency-key']))
-      if (what && !lost.has(what)) {
-        lost.add(what)
-        return void req.socket.destroy()
-      }
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(bytes)
-    })
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-  try {
-    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+  const loseFirst = (req: IncomingMessage) => {
+    const what = req.url === '/api/ingest/episode' ? 'open' : req.url!.endsWith('/result') ? 'result' : ''
+    if (what === 'open') opens.push(String(req.headers['idempotency-key']))
+    if (!what || lost.has(what)) return false
+    lost.add(what)
+    return true
+  }
+  await throughProxy({ lose: loseFirst }, async (base) => {
     const done = await cli(['--policy', './policy.mjs:policies.v2.act', ...common(), '--json'], { EPISODIC_BASE_URL: base })
     expect(done.code, done.stderr).toBe(0)
     expect([...lost].sort()).toEqual(['open', 'result'])
@@ -494,10 +498,7 @@ it('a lost answer is asked again: one replay episode per baseline, every result 
     const ofRun = replays.items.filter((e) => e.metadata.eval_run_id === report.eval_run_id)
     expect(ofRun.map((e) => e.episode_id).sort()).toEqual(run.results.map((r) => r.replay_episode_id).sort())
     expect(ofRun.map((e) => e.status)).toEqual(['ready', 'ready'])
-  } finally {
-    proxy.closeAllConnections()
-    await new Promise((resolve) => proxy.close(resolve))
-  }
+  })
 })
 
 it('--resume: a malformed id, or a flag that shapes a new run beside it, is a usage error; an unknown run exits 4', async () => {

@@ -131,6 +131,29 @@ describe('npm package', () => {
     expect(run(process.execPath, ['serve.mjs'], { cwd: project }).trim()).toBe('201 recording 3')
   })
 
+  /** `tsc` over `file` as a strict NodeNext consumer with @types/node, its lib `lib`. */
+  function typeCheck(file: string, lib: string[]): void {
+    const config = `tsconfig.${file.replace(/\.ts$/, '')}.json`
+    writeFileSync(
+      join(project, config),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+          lib,
+        },
+        files: [file],
+      }),
+    )
+    run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: project })
+  }
+
   it('type-checks a consumer against the .d.ts files', () => {
     writeFileSync(
       join(project, 'consumer.ts'),
@@ -151,24 +174,7 @@ describe('npm package', () => {
       export type T = [EpisodicOptions, Policy]
     `,
     )
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          noEmit: true,
-          skipLibCheck: false,
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-          lib: ['es2023', 'dom'],
-        },
-        files: ['consumer.ts'],
-      }),
-    )
-    run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project })
+    typeCheck('consumer.ts', ['es2023', 'dom'])
   })
 
   it('type-checks a Node consumer whose lib has no DOM (only @types/node)', () => {
@@ -181,24 +187,7 @@ describe('npm package', () => {
       export const used = [createNodeApp, EpisodicClient, recordEpisode, file.size, file.type, file.path]
     `,
     )
-    writeFileSync(
-      join(project, 'tsconfig.node.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          noEmit: true,
-          skipLibCheck: false,
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-          lib: ['es2023'],
-        },
-        files: ['node-consumer.ts'],
-      }),
-    )
-    run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.node.json'], { cwd: project })
+    typeCheck('node-consumer.ts', ['es2023'])
   })
 
   it('bundles a Worker from episodic/workers for workerd, without the embedded database', async () => {
