@@ -33,7 +33,7 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions 
     } catch (error) {
       if (attempt >= attempts || !isTransient(error, keyed)) throw error
       const asked = error instanceof ServerError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0
-      await sleep(Math.min(Math.max(asked, backoffMs * 2 ** (attempt - 1)), 60_000))
+      await sleep(Math.max(asked, backoffMs * 2 ** (attempt - 1)))
     }
   }
 }

@@ -22,7 +22,8 @@ import { md5 } from '@noble/hashes/legacy.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { ARTIFACT_CONTENT_TYPE, type ArtifactKind } from '../storage/types.ts'
 import type { EpisodicClient, FinalizeEpisodeRequest, FinalizeEpisodeResult, OpenEpisodeRequest, SignedPutResult, UploadUrlEntry } from './client.ts'
-import { ConfigurationError, ConflictError, EpisodicClientError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
+import { ConfigurationError, NotFoundError, ServerError, TransportError, ValidationError } from './errors.ts'
+import { retrying } from './retry.ts'
 
 const MiB = 1024 * 1024
 /** A URL is refreshed when it has less than this left. */
@@ -425,18 +426,14 @@ function noStorage(episodeId: string, kinds: readonly ArtifactKind[]): string {
 
 /** Opens; with a key, retries what a retry can fix (network, 5xx, a first attempt still running). */
 async function openWithRetries(client: EpisodicClient, body: OpenEpisodeRequest, idempotencyKey: string | undefined, o: Resolved) {
-  for (let attempt = 1;; attempt++) {
+  let attempts = 0
+  const open = async () => {
     o.signal?.throwIfAborted()
-    try {
-      let reopened = false
-      const opened = await client.openEpisode(body, { idempotencyKey, onReplayed: () => (reopened = true) })
-      return { ...opened, reopened: reopened || attempt > 1 }
-    } catch (error) {
-      const transient = error instanceof TransportError || error instanceof ServerError || error instanceof ConflictError
-      if (idempotencyKey === undefined || !transient || attempt >= o.attempts || !(error instanceof EpisodicClientError)) throw error
-      // A 429's Retry-After is the least to wait.
-      const asked = error instanceof ServerError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0
-      await o.sleep(Math.max(asked, o.backoffMs * 2 ** (attempt - 1)))
-    }
+    attempts++
+    let reopened = false
+    const opened = await client.openEpisode(body, { idempotencyKey, onReplayed: () => (reopened = true) })
+    return { ...opened, reopened: reopened || attempts > 1 }
   }
+  // Only a keyed open is safe to send again (a 409 then means its first try is still running).
+  return idempotencyKey === undefined ? await open() : await retrying(open, o, true)
 }

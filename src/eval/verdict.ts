@@ -116,24 +116,30 @@ function sampleSize(input: VerdictInput, name: MetricName): number | null {
 const OUTCOMES: ReadonlyArray<MetricName> = ['success_rate', 'collision_rate', 'reward_mean', 'time_to_goal_s']
 
 /**
- * What replay measured, when the candidate's outcomes were not all its own:
- * values copied from the recording cannot change, so a run whose policy
- * reported none measured only its actions. Null when every candidate
- * outcome was reported (or no row said where its values came from).
+ * What replay measured, as sentences after the deciding reasons: values
+ * copied from the recording cannot change, so a run whose policy reported
+ * no outcome measured only its actions; and outcomes a policy reported with
+ * no action metrics in any done episode rest on its word alone. None when
+ * every candidate outcome was reported and its actions were measured (or no
+ * row said where its values came from).
  */
-function measuredNote(metrics: VerdictInput['metrics'], divergence: ActionDivergence): string | null {
-  const copied = OUTCOMES.filter((name) => metrics[name].candidate_source.reported === 0 && metrics[name].candidate_source.recorded > 0)
-  const partly = OUTCOMES.filter((name) => metrics[name].candidate_source.reported > 0 && metrics[name].candidate_source.recorded > 0)
-  if (OUTCOMES.every((name) => metrics[name].candidate_source.reported === 0)) {
-    if (copied.length === 0) return null
+function measuredNotes(metrics: VerdictInput['metrics'], divergence: ActionDivergence, done: number): string[] {
+  const source = (name: MetricName) => metrics[name].candidate_source
+  const copied = OUTCOMES.filter((name) => source(name).reported === 0 && source(name).recorded > 0)
+  const partly = OUTCOMES.filter((name) => source(name).reported > 0 && source(name).recorded > 0)
+  if (OUTCOMES.every((name) => source(name).reported === 0)) {
+    if (copied.length === 0) return []
     const actions = [
       divergence.l2_mean === null ? null : `a mean L2 distance of ${significant(divergence.l2_mean)} from the recorded actions`,
       divergence.ood_action_share_mean === null ? null : `${percent(divergence.ood_action_share_mean)} of steps outside the recorded action range`,
     ].filter((x) => x !== null)
-    return `The policy reported no outcomes (no _outcome), so its success, reward, collisions and time to goal are the recording's and cannot differ from it; replay measured only its actions${
-      actions.length ? `: ${actions.join(', ')}` : ', and no action metric either'
-    }.`
+    return [
+      `The policy reported no outcomes (no _outcome), so its success, reward, collisions and time to goal are the recording's and cannot differ from it; replay measured only its actions${
+        actions.length ? `: ${actions.join(', ')}` : ', and no action metric either'
+      }.`,
+    ]
   }
+  const notes: string[] = []
   const parts: string[] = []
   if (copied.length > 0) {
     parts.push(
@@ -143,12 +149,18 @@ function measuredNote(metrics: VerdictInput['metrics'], divergence: ActionDiverg
     )
   }
   for (const name of partly) {
-    const { reported, recorded } = metrics[name].candidate_source
+    const { reported, recorded } = source(name)
     parts.push(
       `${parts.length ? spec(name).label : capital(spec(name).label)}: ${reported} of ${reported + recorded} candidate values reported, the rest copied`,
     )
   }
-  return parts.length ? `${parts.join('; ')}; a copied value cannot differ from the recording.` : null
+  if (parts.length) notes.push(`${parts.join('; ')}; a copied value cannot differ from the recording.`)
+  if (divergence.n === 0 && done > 0) {
+    notes.push(
+      "No done episode has action metrics (none of the policy's action keys paired with the recording's): nothing replay measured backs the outcomes the policy reported.",
+    )
+  }
+  return notes
 }
 
 const listOf = (words: string[]) => words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`
@@ -156,15 +168,8 @@ const listOf = (words: string[]) => words.length < 2 ? words.join('') : `${words
 /** Applies the contract's three rules in order, words the decision, and says what replay measured. */
 export function decideVerdict(input: VerdictInput): VerdictOutput {
   const decided = decide(input)
-  const notes = [measuredNote(input.metrics, decided.action_divergence)]
-  const reportedAny = OUTCOMES.some((name) => input.metrics[name].candidate_source.reported > 0)
-  if (reportedAny && decided.action_divergence.n === 0 && input.columns.episodes.done > 0) {
-    notes.push(
-      "No done episode has action metrics (none of the policy's action keys paired with the recording's): nothing replay measured backs the outcomes the policy reported.",
-    )
-  }
-  const extra = notes.filter((note) => note !== null)
-  return extra.length === 0 ? decided : { ...decided, reasons: [...decided.reasons, ...extra] }
+  const notes = measuredNotes(input.metrics, decided.action_divergence, input.columns.episodes.done)
+  return notes.length === 0 ? decided : { ...decided, reasons: [...decided.reasons, ...notes] }
 }
 
 /** The contract's three rules in order, with the reasons that decided. */
